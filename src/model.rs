@@ -1,0 +1,154 @@
+//! RocketMQ vocabulary: the route-table types with the Java names (`TopicRouteData`, `BrokerData`, `QueueData`,
+//! `DataVersion`, `TopicConfig`, …). Plain data, no behaviour beyond small helpers; `protocol` turns them into bytes,
+//! `state` keeps them in tables.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Broker id inside a group: 0 is the master, others are slaves.
+pub type BrokerId = i64;
+
+/// `PermName` bits.
+pub mod perm {
+    pub const PRIORITY: i32 = 8;
+    pub const READ: i32 = 4;
+    pub const WRITE: i32 = 2;
+    pub const INHERIT: i32 = 1;
+    /// READ | WRITE, what ADD_WRITE_PERM_OF_BROKER sets.
+    pub const READ_WRITE: i32 = READ | WRITE;
+}
+
+/// `TopicSysFlag` bits.
+pub mod sys_flag {
+    pub const UNIT: i32 = 1;
+    pub const UNIT_SUB: i32 = 2;
+}
+
+/// KV namespace that holds order-topic configuration (`NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG`).
+pub const NAMESPACE_ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
+
+/// Topics with this prefix are never rewritten by the acting-master logic.
+pub const SYNC_BROKER_MEMBER_TOPIC_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
+
+/// `DataVersion`: equality is all three fields (a missing `stateVersion` is 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DataVersion {
+    pub counter: i64,
+    pub state_version: i64,
+    pub timestamp: i64,
+}
+
+/// The part of a broker's `TopicConfig` the name server uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicConfig {
+    pub topic_name: String,
+    pub read_queue_nums: i32,
+    pub write_queue_nums: i32,
+    pub perm: i32,
+    pub topic_sys_flag: i32,
+}
+
+impl TopicConfig {
+    /// Java's defaults for fields a body leaves out (`TopicConfig` constructor: 16/16/6/0).
+    pub fn with_defaults(topic_name: impl Into<String>) -> Self {
+        TopicConfig {
+            topic_name: topic_name.into(),
+            read_queue_nums: 16,
+            write_queue_nums: 16,
+            perm: perm::READ_WRITE,
+            topic_sys_flag: 0,
+        }
+    }
+}
+
+/// `QueueData`: one broker group's queues of one topic.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct QueueData {
+    pub broker_name: Arc<str>,
+    pub read_queue_nums: i32,
+    pub write_queue_nums: i32,
+    pub perm: i32,
+    pub topic_sys_flag: i32,
+}
+
+/// `BrokerData`: one broker group (a master and its slaves) and the addresses of its members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerData {
+    pub cluster: Arc<str>,
+    pub broker_name: Arc<str>,
+    /// brokerId → `ip:port`; Java's `HashMap<Long,String>` iterates small ids in order, so a sorted map matches.
+    pub broker_addrs: BTreeMap<BrokerId, String>,
+    pub zone_name: Option<String>,
+    pub enable_acting_master: bool,
+}
+
+impl BrokerData {
+    /// The address of the smallest broker id, if any (Java `selectBrokerAddr` prefers the master = smallest).
+    pub fn min_broker(&self) -> Option<(BrokerId, &str)> {
+        self.broker_addrs
+            .iter()
+            .next()
+            .map(|(id, a)| (*id, a.as_str()))
+    }
+}
+
+/// `TopicQueueMappingInfo` (static topics, 5.x).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicQueueMappingInfo {
+    pub topic: Option<String>,
+    pub scope: Option<String>,
+    pub total_queues: i32,
+    pub bname: Option<String>,
+    pub epoch: i64,
+    pub dirty: bool,
+    /// Java `ConcurrentMap<Integer,Integer>`; `None` when the body had no such key.
+    pub curr_id_map: Option<BTreeMap<i32, i32>>,
+}
+
+/// A decoded `RegisterBrokerBody` (JSON or zlib form), reduced to what the name server uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegisterBrokerBody {
+    pub data_version: DataVersion,
+    /// In body order; the route is keyed by `topic_name`, not by the JSON map key.
+    pub topic_configs: Vec<TopicConfig>,
+    /// (topic, info): JSON map key, or the info's own `topic` field in the zlib form.
+    pub mapping_infos: Vec<(String, TopicQueueMappingInfo)>,
+    /// `None` when the body had no `filterServerList` key.
+    pub filter_server_list: Option<Vec<String>>,
+}
+
+/// `TopicRouteData`, the answer to GET_ROUTEINFO_BY_TOPIC.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicRouteData {
+    pub queue_datas: Vec<QueueData>,
+    pub broker_datas: Vec<Arc<BrokerData>>,
+    /// broker address → filter-server addresses; always written (`{}` when empty).
+    pub filter_server_table: BTreeMap<String, Vec<String>>,
+    pub order_topic_conf: Option<String>,
+    /// brokerName → mapping info; `None` omits the key.
+    pub topic_queue_mapping_by_broker: Option<BTreeMap<String, Arc<TopicQueueMappingInfo>>>,
+}
+
+/// `ClusterInfo`, the answer to GET_BROKER_CLUSTER_INFO.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// brokerName → BrokerData.
+    pub broker_addr_table: BTreeMap<Arc<str>, Arc<BrokerData>>,
+    /// clusterName → broker names.
+    pub cluster_addr_table: BTreeMap<Arc<str>, Vec<Arc<str>>>,
+}
+
+/// `BrokerMemberGroup` inside `GetBrokerMemberGroupResponseBody` (901).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BrokerMemberGroup {
+    pub cluster: Option<String>,
+    pub broker_name: Option<String>,
+    pub broker_addrs: BTreeMap<BrokerId, String>,
+}
+
+/// `TopicList` (206, 224, 304, 311–313).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicList {
+    pub topic_list: Vec<Arc<str>>,
+    pub broker_addr: Option<String>,
+}

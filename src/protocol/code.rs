@@ -1,0 +1,140 @@
+//! Request and response codes (Java `RequestCode`, `ResponseCode`, `RemotingSysResponseCode`), `LanguageCode`
+//! and `SerializeType`.
+
+/// Request codes the name server serves (and 905, which it sends).
+#[allow(non_snake_case)]
+pub mod RequestCode {
+    pub const PUT_KV_CONFIG: i32 = 100;
+    pub const GET_KV_CONFIG: i32 = 101;
+    pub const DELETE_KV_CONFIG: i32 = 102;
+    pub const REGISTER_BROKER: i32 = 103;
+    pub const UNREGISTER_BROKER: i32 = 104;
+    pub const GET_ROUTEINFO_BY_TOPIC: i32 = 105;
+    pub const GET_BROKER_CLUSTER_INFO: i32 = 106;
+    pub const WIPE_WRITE_PERM_OF_BROKER: i32 = 205;
+    pub const GET_ALL_TOPIC_LIST_FROM_NAMESERVER: i32 = 206;
+    pub const DELETE_TOPIC_IN_NAMESRV: i32 = 216;
+    pub const REGISTER_TOPIC_IN_NAMESRV: i32 = 217;
+    pub const GET_KVLIST_BY_NAMESPACE: i32 = 219;
+    pub const GET_TOPICS_BY_CLUSTER: i32 = 224;
+    pub const GET_SYSTEM_TOPIC_LIST_FROM_NS: i32 = 304;
+    pub const GET_UNIT_TOPIC_LIST: i32 = 311;
+    pub const GET_HAS_UNIT_SUB_TOPIC_LIST: i32 = 312;
+    pub const GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: i32 = 313;
+    pub const UPDATE_NAMESRV_CONFIG: i32 = 318;
+    pub const GET_NAMESRV_CONFIG: i32 = 319;
+    pub const QUERY_DATA_VERSION: i32 = 322;
+    pub const ADD_WRITE_PERM_OF_BROKER: i32 = 327;
+    pub const GET_BROKER_MEMBER_GROUP: i32 = 901;
+    pub const BROKER_HEARTBEAT: i32 = 904;
+    pub const NOTIFY_MIN_BROKER_ID_CHANGE: i32 = 905;
+}
+
+/// Response codes the name server produces.
+#[allow(non_snake_case)]
+pub mod ResponseCode {
+    pub const SUCCESS: i32 = 0;
+    pub const SYSTEM_ERROR: i32 = 1;
+    pub const SYSTEM_BUSY: i32 = 2;
+    pub const REQUEST_CODE_NOT_SUPPORTED: i32 = 3;
+    pub const NO_PERMISSION: i32 = 16;
+    pub const TOPIC_NOT_EXIST: i32 = 17;
+    pub const QUERY_NOT_FOUND: i32 = 22;
+    pub const GO_AWAY: i32 = 1500;
+}
+
+/// Header serialization type, the top byte of the header word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SerializeType {
+    #[default]
+    Json = 0,
+    RocketMq = 1,
+}
+
+impl SerializeType {
+    pub fn from_byte(b: u8) -> Option<SerializeType> {
+        match b {
+            0 => Some(SerializeType::Json),
+            1 => Some(SerializeType::RocketMq),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SerializeType::Json => "JSON",
+            SerializeType::RocketMq => "ROCKETMQ",
+        }
+    }
+}
+
+/// `LanguageCode`: the name is used in JSON headers, the byte in ROCKETMQ headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LanguageCode {
+    Java = 0,
+    Cpp = 1,
+    Dotnet = 2,
+    Python = 3,
+    Delphi = 4,
+    Erlang = 5,
+    Ruby = 6,
+    Other = 7,
+    Http = 8,
+    Go = 9,
+    Php = 10,
+    Oms = 11,
+    Rust = 12,
+    NodeJs = 13,
+}
+
+const LANGUAGES: [(LanguageCode, &str); 14] = [
+    (LanguageCode::Java, "JAVA"),
+    (LanguageCode::Cpp, "CPP"),
+    (LanguageCode::Dotnet, "DOTNET"),
+    (LanguageCode::Python, "PYTHON"),
+    (LanguageCode::Delphi, "DELPHI"),
+    (LanguageCode::Erlang, "ERLANG"),
+    (LanguageCode::Ruby, "RUBY"),
+    (LanguageCode::Other, "OTHER"),
+    (LanguageCode::Http, "HTTP"),
+    (LanguageCode::Go, "GO"),
+    (LanguageCode::Php, "PHP"),
+    (LanguageCode::Oms, "OMS"),
+    (LanguageCode::Rust, "RUST"),
+    (LanguageCode::NodeJs, "NODE_JS"),
+];
+
+impl LanguageCode {
+    pub fn name(self) -> &'static str {
+        LANGUAGES[self as usize].1
+    }
+
+    pub fn byte(self) -> u8 {
+        self as u8
+    }
+
+    /// Unknown bytes decode to `None`, like Java.
+    pub fn from_byte(b: u8) -> Option<LanguageCode> {
+        LANGUAGES.get(b as usize).map(|(l, _)| *l)
+    }
+
+    /// Unknown names decode to `None`, like fastjson's enum reader.
+    pub fn from_name(name: &str) -> Option<LanguageCode> {
+        LANGUAGES.iter().find(|(_, n)| *n == name).map(|(l, _)| *l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_names_and_bytes_round_trip() {
+        for (l, n) in LANGUAGES {
+            assert_eq!(LanguageCode::from_name(n), Some(l));
+            assert_eq!(LanguageCode::from_byte(l.byte()), Some(l));
+        }
+        assert_eq!(LanguageCode::from_byte(14), None);
+        assert_eq!(LanguageCode::from_name("COBOL"), None);
+    }
+}

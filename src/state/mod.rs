@@ -1,0 +1,25 @@
+//! Tables ↔ snapshots. Pure: no I/O, no clock (time is passed in as milliseconds), no threads. Only the writer
+//! thread owns the mutable tables; reactors read the immutable `Snapshot` it publishes.
+//!
+//! - `routes`: the route tables (topics, broker groups, clusters, filter servers, static-topic mappings) and every
+//!   operation on them (register, unregister, evict, perms, topic admin), plus read-only queries on a `RouteView`.
+//! - `liveness`: the writer-private broker live table (heartbeats, data versions, owning connection, expiry).
+//! - `kv`: the KV config namespaces.
+//! - `snapshot`: what readers see — routes, KV and runtime config in one `Arc`, loaded once per request.
+
+pub mod kv;
+pub mod liveness;
+pub mod routes;
+pub mod snapshot;
+
+pub use kv::KvTable;
+pub use routes::{RouteTables, RouteView};
+pub use snapshot::Snapshot;
+
+/// A connection, unique across reactors and over time (`gen` differs when a token is reused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId {
+    pub reactor: u16,
+    pub token: u32,
+    pub gen: u32,
+}
