@@ -1,6 +1,42 @@
 //! namesrv — a drop-in replacement for the Apache RocketMQ NameServer.
+//!
+//! ```text
+//!            ┌──────────── reactor 0 (pinned core 0) ────────────┐
+//! sockets ──►│ mio Poll: accept, read, decode frames, dispatch    │──► replies
+//!            │ reads: one snapshot load per request, answer now   │
+//!            │ writes: WriteCommand ──► writer channel (try_send) │
+//!            └──────────────▲─────────────────────────────────────┘
+//!            ┌──────────────┴──── reactor N ... ─────────────────┐
+//!            └──────────────▲────────────────────────────────────┘
+//!                           │ completions (per-reactor inbox + one mio::Waker wake per batch)
+//!            ┌──────────────┴──── writer (one thread) ───────────┐
+//!            │ drain a batch · apply to the tables · persist KV   │
+//!            │ publish one Snapshot (ArcSwap::store) · reply      │
+//!            │ expiry scan every scanNotActiveBrokerInterval      │
+//!            └────────────────────────────────────────────────────┘
+//! ```
+//!
+//! - `config`: the configuration, with the Java key names.
+//! - `model`: RocketMQ's vocabulary (`TopicRouteData`, `BrokerData`, `QueueData`, `DataVersion`, …).
+//! - `protocol`: bytes ↔ frames and bodies; pure.
+//! - `state`: route tables, live table, KV and the published `Snapshot`; pure, time passed in.
+//! - `handlers`: the one dispatch `match` on the request code; reads answered from a snapshot, writes forwarded.
+//! - `reactor`: a mio event loop per core; owns sockets, never mutates state, never blocks.
+//! - `writer`: the single thread that mutates state and publishes snapshots.
+//! - `persist`: durable files (KV store, config store).
+//! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//!
+//! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
+//! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
+//! publishing costs O(what changed); route bodies are never built on the write path.
 
+pub mod clock;
 pub mod config;
+pub mod handlers;
 pub mod model;
+pub mod persist;
 pub mod protocol;
+pub mod reactor;
+pub mod server;
 pub mod state;
+pub mod writer;

@@ -1,1 +1,86 @@
-fn main() {}
+//! `mqnamesrv`: command line → Config → tracing → server::start → wait for SIGINT/SIGTERM → shutdown.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use tracing::{info, warn};
+
+use namesrv::config::Config;
+use namesrv::protocol::props;
+
+/// A drop-in replacement for the Apache RocketMQ NameServer (mqnamesrv).
+///
+/// Listens on 0.0.0.0:9876 by default. Configuration uses the Java key names (listenPort, bindAddress,
+/// scanNotActiveBrokerInterval, serverChannelMaxIdleTimeSeconds, kvConfigPath, orderMessageEnable, …) plus
+/// reactorThreads, pinThreads, maxFrameLength, writerQueueCapacity and maxInflatedBody. Logs go to stderr;
+/// set RUST_LOG (e.g. RUST_LOG=debug) for more.
+#[derive(Parser, Debug)]
+#[command(name = "mqnamesrv", version)]
+struct Args {
+    /// Name server config properties file (Java key names).
+    #[arg(short = 'c', long = "configFile", value_name = "FILE")]
+    config_file: Option<PathBuf>,
+    /// Print all config items and exit.
+    #[arg(short = 'p', long = "printConfigItem")]
+    print_config_item: bool,
+    /// Accepted for compatibility with the Java start-up; has no effect on a name server.
+    #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
+    namesrv_addr: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let (config, warnings) = match &args.config_file {
+        Some(path) => match Config::from_file(path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("mqnamesrv: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => (Config::default(), Vec::new()),
+    };
+    for w in &warnings {
+        warn!("{w}");
+    }
+    if args.print_config_item {
+        print!("{}", props::write(&config.all_entries()));
+        return ExitCode::SUCCESS;
+    }
+
+    let handle = match namesrv::server::start(config) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("mqnamesrv: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // Java prints this line to stdout; start scripts grep for it.
+    println!(
+        "The Name Server boot success. serializeType=JSON, address={}",
+        handle.local_addr()
+    );
+
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mqnamesrv: cannot install signal handlers: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Some(sig) = signals.forever().next() {
+        info!(signal = sig, "shutting down");
+    }
+    handle.shutdown();
+    info!("stopped");
+    ExitCode::SUCCESS
+}

@@ -106,6 +106,11 @@ impl RouteTables {
         RouteTables {}
     }
 
+    /// Bumped whenever the readable view changed; not by heartbeats or unchanged re-registrations.
+    pub fn generation(&self) -> u64 {
+        unimplemented!()
+    }
+
     /// O(1): the current state as an immutable view.
     pub fn view(&self) -> RouteView {
         unimplemented!()

@@ -1,0 +1,36 @@
+//! 318 UPDATE_NAMESRV_CONFIG and 319 GET_NAMESRV_CONFIG: Java properties text in, sorted properties text out.
+
+use super::{reply, success, system_error, Action, Ctx};
+use crate::protocol::{props, RemotingCommand, ResponseCode};
+use crate::writer::command::WriteOp;
+
+/// Java's remark when an update names a black-listed key.
+pub const BLACK_LISTED: &str = "Can not update config in black list.";
+
+/// 318: parse, refuse black-listed keys as a whole, then let the writer apply and persist.
+pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    if req.body.is_empty() {
+        return Action::Reply(success(req));
+    }
+    let Ok(text) = std::str::from_utf8(&req.body) else {
+        return Action::Reply(system_error(req, "string2Properties error"));
+    };
+    let Ok(pairs) = props::parse(text) else {
+        return Action::Reply(system_error(req, "string2Properties error"));
+    };
+    let black_list = ctx.snapshot.config.black_list();
+    if pairs.iter().any(|(k, _)| black_list.iter().any(|b| b == k)) {
+        return Action::Reply(reply(
+            req,
+            ResponseCode::NO_PERMISSION,
+            Some(BLACK_LISTED.to_string()),
+        ));
+    }
+    Action::Write(WriteOp::UpdateConfig { pairs })
+}
+
+/// 319.
+pub fn get_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    let text = props::write(&ctx.snapshot.config.java_entries());
+    Action::Reply(success(req).with_body(text.into_bytes()))
+}

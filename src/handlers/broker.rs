@@ -1,0 +1,164 @@
+//! Broker-facing requests: 103 REGISTER_BROKER, 104 UNREGISTER_BROKER, 904 BROKER_HEARTBEAT, 322 QUERY_DATA_VERSION.
+//! Decoding, CRC and body checks happen here on the reactor (in parallel); the writer only applies.
+
+use super::{body_of, success, system_error, Action, Ctx};
+use crate::model::NAMESPACE_ORDER_TOPIC_CONFIG;
+use crate::protocol::{body, RemotingCommand, ResponseCode};
+use crate::state::routes::{RegisterBroker, RegisterOutcome, UnregisterBroker};
+use crate::state::Snapshot;
+use crate::writer::command::WriteOp;
+
+/// Remark Java gives a refused registration (§5.3 step 7).
+pub const REGISTER_FAILED: &str = "register broker failed";
+/// Remark Java gives a body whose CRC does not match `bodyCrc32`.
+pub const CRC_MISMATCH: &str = "crc32 not match";
+
+/// 103. Java order: CRC check, body decode, then the route update.
+pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
+    if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
+        return Action::Reply(system_error(req, CRC_MISMATCH));
+    }
+    let max_inflated = ctx.snapshot.config.max_inflated_body;
+    let decoded = match body::decode_register_broker_body(
+        &req.body,
+        req.ext_bool("compressed"),
+        req.version,
+        max_inflated,
+    ) {
+        Ok(b) => b,
+        Err(e) => return Action::Reply(system_error(req, e.to_string())),
+    };
+    let Some(broker_id) = req.ext_i64("brokerId") else {
+        // Java unboxes a null brokerId and answers SYSTEM_ERROR with the NullPointerException text.
+        return Action::Reply(system_error(req, "brokerId is missing or not a number"));
+    };
+    let (Some(cluster), Some(addr), Some(name)) = (
+        req.ext("clusterName"),
+        req.ext("brokerAddr"),
+        req.ext("brokerName"),
+    ) else {
+        // Java fails inside its try block before touching a table and still answers SUCCESS.
+        return Action::Reply(success(req).with_empty_ext());
+    };
+    Action::Write(WriteOp::RegisterBroker(Box::new(RegisterBroker {
+        cluster_name: cluster.to_string(),
+        broker_addr: addr.to_string(),
+        broker_name: name.to_string(),
+        broker_id,
+        ha_server_addr: req.ext("haServerAddr").unwrap_or_default().to_string(),
+        zone_name: req.ext("__ZONE_NAME").map(str::to_string),
+        heartbeat_timeout_ms: req.ext_i64("heartbeatTimeoutMillis"),
+        enable_acting_master: req.ext_opt_bool("enableActingMaster"),
+        body: decoded,
+        conn: Some(ctx.conn),
+    })))
+}
+
+/// The writer's answer to a registration: ha/master address for slaves, the order-topic KV table as body.
+pub fn register_reply(
+    req: &RemotingCommand,
+    outcome: RegisterOutcome,
+    snap: &Snapshot,
+) -> RemotingCommand {
+    let Some(result) = outcome else {
+        return system_error(req, REGISTER_FAILED).with_empty_ext();
+    };
+    let mut resp = success(req).with_empty_ext();
+    if let Some(ha) = result.ha_server_addr {
+        resp = resp.with_ext("haServerAddr", ha);
+    }
+    if let Some(master) = result.master_addr {
+        resp = resp.with_ext("masterAddr", master);
+    }
+    if snap.config.return_order_topic_config_to_broker {
+        if let Some(table) = snap.kv.namespace(NAMESPACE_ORDER_TOPIC_CONFIG) {
+            resp = resp.with_body(body_of(|out| body::encode_kv_table(table, out)));
+        }
+    }
+    resp
+}
+
+/// 104. Java queues it and answers at once; a request missing fields is dropped by the batch later.
+pub fn unregister(req: &RemotingCommand) -> Action {
+    match (
+        req.ext("clusterName"),
+        req.ext("brokerAddr"),
+        req.ext("brokerName"),
+        req.ext_i64("brokerId"),
+    ) {
+        (Some(c), Some(a), Some(n), Some(id)) => {
+            Action::Write(WriteOp::UnregisterBroker(UnregisterBroker {
+                cluster_name: c.to_string(),
+                broker_addr: a.to_string(),
+                broker_name: n.to_string(),
+                broker_id: id,
+            }))
+        }
+        _ => Action::Reply(success(req)),
+    }
+}
+
+/// 904: refreshes a live entry; unknown brokers are ignored.
+pub fn heartbeat(req: &RemotingCommand) -> Action {
+    match (req.ext("clusterName"), req.ext("brokerAddr")) {
+        (Some(c), Some(a)) => Action::Write(WriteOp::BrokerHeartbeat {
+            cluster: c.to_string(),
+            addr: a.to_string(),
+        }),
+        _ => Action::Reply(success(req)),
+    }
+}
+
+/// 322: compares the broker's DataVersion with ours and refreshes its live entry.
+pub fn query_data_version(req: &RemotingCommand) -> Action {
+    if req.body.is_empty() {
+        return Action::Reply(system_error(
+            req,
+            "QUERY_DATA_VERSION needs a DataVersion body",
+        ));
+    }
+    let data_version = match body::decode_data_version(&req.body) {
+        Ok(dv) => dv,
+        Err(e) => return Action::Reply(system_error(req, e.to_string())),
+    };
+    match (req.ext("clusterName"), req.ext("brokerAddr")) {
+        (Some(c), Some(a)) => Action::Write(WriteOp::QueryDataVersion {
+            cluster: c.to_string(),
+            addr: a.to_string(),
+            data_version,
+        }),
+        // Java looks up (null, null): no live entry, so "changed" and no body.
+        _ => Action::Reply(success(req).with_ext("changed", "true")),
+    }
+}
+
+/// The writer's answer to 322.
+pub fn query_data_version_reply(
+    req: &RemotingCommand,
+    changed: bool,
+    stored: Option<crate::model::DataVersion>,
+) -> RemotingCommand {
+    let mut resp = RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
+        .with_ext("changed", changed.to_string());
+    if let Some(dv) = stored {
+        resp = resp.with_body(body_of(|out| body::encode_data_version(&dv, out)));
+    }
+    resp
+}
+
+/// `UtilAll.crc32`: CRC-32 (IEEE) masked to 31 bits.
+pub fn crc32_masked(bytes: &[u8]) -> i32 {
+    (crc32fast::hash(bytes) & 0x7FFF_FFFF) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc_is_masked_to_31_bits() {
+        // crc32("123456789") = 0xCBF43926; masked = 0x4BF43926.
+        assert_eq!(crc32_masked(b"123456789"), 0x4BF4_3926);
+    }
+}

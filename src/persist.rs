@@ -1,0 +1,117 @@
+//! Durable files: the KV store (`kvConfig.json`) and the config store (`-c` file). Every save writes a temp file,
+//! fsyncs it, keeps the previous content as `<file>.bak`, renames the temp file over the original and fsyncs the
+//! directory, so a crash at any moment leaves a complete old or new file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::protocol::body;
+use crate::state::KvTable;
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The backup path Java uses: `<path>.bak`.
+pub fn bak_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".bak")
+}
+
+/// Atomically replaces `path` with `bytes` (see the module doc).
+pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    if path.exists() {
+        // The backup is a convenience copy for operators; the main file never depends on it.
+        let _ = fs::copy(path, bak_path(path));
+    }
+    let tmp = with_suffix(path, ".tmp");
+    {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Why the KV file could not be loaded at start.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read KV config file {path}: {source} (previous version, if any: {bak})")]
+    Read {
+        path: PathBuf,
+        bak: PathBuf,
+        source: io::Error,
+    },
+    #[error("KV config file {path} is not valid: {reason} (previous version, if any: {bak})")]
+    Invalid {
+        path: PathBuf,
+        bak: PathBuf,
+        reason: String,
+    },
+}
+
+/// Loads `kvConfig.json`. A missing file is an empty table (like Java); an unreadable or invalid one is an error
+/// that names the file and its `.bak`.
+pub fn load_kv(path: &Path) -> Result<KvTable, LoadError> {
+    let bak = bak_path(path);
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(KvTable::default()),
+        Err(source) => {
+            return Err(LoadError::Read {
+                path: path.into(),
+                bak,
+                source,
+            })
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(KvTable::default());
+    }
+    body::decode_kv_config_file(&bytes)
+        .map(KvTable::from_map)
+        .map_err(|e| LoadError::Invalid {
+            path: path.into(),
+            bak,
+            reason: e.to_string(),
+        })
+}
+
+/// Saves the KV table in Java's format.
+pub fn save_kv(path: &Path, kv: &KvTable) -> io::Result<()> {
+    let mut out = Vec::with_capacity(256);
+    body::encode_kv_config_file(&kv.to_map(), &mut out);
+    save_atomic(path, &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_keeps_previous_content_as_bak() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/kv.json");
+        save_atomic(&path, b"one").unwrap();
+        assert!(!bak_path(&path).exists());
+        save_atomic(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::read(bak_path(&path)).unwrap(), b"one");
+        assert!(!with_suffix(&path, ".tmp").exists());
+    }
+}

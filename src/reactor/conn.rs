@@ -1,0 +1,92 @@
+//! One client connection: its socket, input and output buffers, and the bookkeeping the reactor needs.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+
+use bytes::BytesMut;
+use mio::net::TcpStream;
+
+/// Read in chunks of this size; large frames grow the buffer as needed.
+const READ_CHUNK: usize = 16 * 1024;
+
+pub struct Conn {
+    pub stream: TcpStream,
+    pub peer: SocketAddr,
+    pub gen: u32,
+    pub input: BytesMut,
+    pub output: BytesMut,
+    /// Last read or write, for the idle timeout (Java's ALL_IDLE).
+    pub last_active_ms: i64,
+    /// This connection sent REGISTER_BROKER, so its close may evict a broker.
+    pub broker: bool,
+    /// WRITABLE interest is registered (only while output is pending).
+    pub want_write: bool,
+}
+
+/// What a read pass found.
+pub enum ReadOutcome {
+    /// Drained to WouldBlock; the connection is open.
+    Open,
+    /// The peer closed its side, or the socket failed.
+    Closed,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream, peer: SocketAddr, gen: u32, now_ms: i64) -> Conn {
+        Conn {
+            stream,
+            peer,
+            gen,
+            input: BytesMut::with_capacity(READ_CHUNK),
+            output: BytesMut::new(),
+            last_active_ms: now_ms,
+            broker: false,
+            want_write: false,
+        }
+    }
+
+    /// Reads until WouldBlock (mio is edge-triggered), appending to `input`, at most `budget` bytes so one
+    /// flooding peer cannot monopolise the reactor; returns the bytes read too.
+    pub fn fill(&mut self, scratch: &mut [u8], budget: usize) -> (ReadOutcome, usize) {
+        let mut total = 0;
+        loop {
+            if total >= budget {
+                return (ReadOutcome::Open, total);
+            }
+            match self.stream.read(scratch) {
+                Ok(0) => return (ReadOutcome::Closed, total),
+                Ok(n) => {
+                    self.input.extend_from_slice(&scratch[..n]);
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return (ReadOutcome::Open, total)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return (ReadOutcome::Closed, total),
+            }
+        }
+    }
+
+    /// Writes pending output until done or WouldBlock. `Err` means the connection is broken.
+    pub fn flush(&mut self) -> io::Result<usize> {
+        let mut total = 0;
+        while !self.output.is_empty() {
+            match self.stream.write(&self.output) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    let _ = self.output.split_to(n);
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        if self.output.is_empty() && self.output.capacity() > 1024 * 1024 {
+            // Give back the memory of a burst of big replies.
+            self.output = BytesMut::new();
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,415 @@
+//! A reactor: one mio `Poll` on one (pinned) thread. It accepts connections on its own SO_REUSEPORT listener,
+//! reads and decodes frames, answers reads from one snapshot load per request, forwards writes to the writer, and
+//! delivers the writer's completions (woken once per writer batch).
+//!
+//! Owns: sockets and their buffers. Must never: mutate routing state, block (the writer channel is `try_send`;
+//! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
+
+pub mod conn;
+
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use tracing::{debug, error, warn};
+
+use crate::clock::Clock;
+use crate::handlers::{self, Action, Ctx};
+use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
+use crate::state::{ConnId, Snapshot};
+use crate::writer::command::{Completion, ConnEvent, Origin, WriteCommand};
+use crate::writer::ReactorLink;
+use conn::{Conn, ReadOutcome};
+
+const LISTENER: Token = Token(usize::MAX - 1);
+pub const WAKER: Token = Token(usize::MAX - 2);
+/// How often idle connections are looked for (and the longest a poll sleeps).
+const TICK: Duration = Duration::from_millis(100);
+/// Bytes read from one connection per wake before others get a turn.
+const READ_BUDGET: usize = 1024 * 1024;
+/// Replies queued for a peer that does not read them; past this we stop reading its requests.
+const MAX_PENDING_OUTPUT: usize = 16 * 1024 * 1024;
+/// Java's remark for a full executor queue.
+pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
+
+/// What all reactors share.
+#[derive(Clone)]
+pub struct Shared {
+    pub cell: Arc<ArcSwap<Snapshot>>,
+    pub writer: Sender<WriteCommand>,
+    pub events: Sender<ConnEvent>,
+    pub clock: Arc<dyn Clock>,
+    pub started_ms: i64,
+    pub max_frame: usize,
+    pub idle_ms: i64,
+    pub shutdown: Arc<AtomicBool>,
+    /// Every reactor's inbox, for dealing accepted connections round-robin.
+    pub peers: Arc<Vec<ReactorLink>>,
+    pub next_reactor: Arc<AtomicUsize>,
+}
+
+pub struct Reactor {
+    id: u16,
+    poll: Poll,
+    listener: TcpListener,
+    conns: Slab<Conn>,
+    inbox: Receiver<Completion>,
+    shared: Shared,
+    next_gen: u32,
+    scratch: Vec<u8>,
+    /// Connections with unread input left (budget hit, or output drained after a pause).
+    again: Vec<usize>,
+    last_idle_check_ms: i64,
+}
+
+impl Reactor {
+    /// Fallible construction: registers the listener on `poll` (whose waker, token `WAKER`, the caller made).
+    pub fn new(
+        id: u16,
+        poll: Poll,
+        listener: std::net::TcpListener,
+        inbox: Receiver<Completion>,
+        shared: Shared,
+    ) -> io::Result<Reactor> {
+        let mut listener = TcpListener::from_std(listener);
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let now = shared.clock.now_ms();
+        let reactor = Reactor {
+            id,
+            poll,
+            listener,
+            conns: Slab::with_capacity(1024),
+            inbox,
+            shared,
+            next_gen: 0,
+            scratch: vec![0u8; 64 * 1024],
+            again: Vec::new(),
+            last_idle_check_ms: now,
+        };
+        Ok(reactor)
+    }
+
+    /// The infallible loop: runs until shutdown; every error inside closes one connection at most.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        while !self.shared.shutdown.load(Ordering::Acquire) {
+            let timeout = if self.again.is_empty() {
+                TICK
+            } else {
+                Duration::ZERO
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    error!(reactor = self.id, error = %e, "poll failed");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
+            for event in events.iter() {
+                match event.token() {
+                    LISTENER => self.accept_all(),
+                    WAKER => {}
+                    Token(key) => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.on_readable(key);
+                        }
+                        if event.is_writable() {
+                            self.flush(key);
+                        }
+                    }
+                }
+            }
+            for key in std::mem::take(&mut self.again) {
+                self.on_readable(key);
+            }
+            self.drain_inbox();
+            self.close_idle();
+        }
+        for key in self.conns.iter().map(|(k, _)| k).collect::<Vec<_>>() {
+            self.close(key, "server shutdown");
+        }
+    }
+
+    fn conn_id(&self, key: usize, gen: u32) -> ConnId {
+        ConnId {
+            reactor: self.id,
+            token: key as u32,
+            gen,
+        }
+    }
+
+    fn accept_all(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let n = self.shared.peers.len().max(1);
+                    let target = self.shared.next_reactor.fetch_add(1, Ordering::Relaxed) % n;
+                    if target != self.id as usize {
+                        let link = &self.shared.peers[target];
+                        if link.inbox.send(Completion::Adopt { stream, peer }).is_ok() {
+                            let _ = link.waker.wake();
+                        }
+                        continue;
+                    }
+                    self.adopt(stream, peer);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // EMFILE and friends: log and retry on the next readiness event rather than spin.
+                    warn!(reactor = self.id, error = %e, "accept failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Takes ownership of an accepted connection; returns its key.
+    fn adopt(
+        &mut self,
+        mut stream: mio::net::TcpStream,
+        peer: std::net::SocketAddr,
+    ) -> Option<usize> {
+        let entry = self.conns.vacant_entry();
+        let key = entry.key();
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut stream, Token(key), Interest::READABLE)
+        {
+            warn!(reactor = self.id, %peer, error = %e, "cannot register connection");
+            return None;
+        }
+        self.next_gen = self.next_gen.wrapping_add(1);
+        entry.insert(Conn::new(
+            stream,
+            peer,
+            self.next_gen,
+            self.shared.clock.now_ms(),
+        ));
+        debug!(reactor = self.id, %peer, key, "connection accepted");
+        Some(key)
+    }
+
+    fn on_readable(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        if conn.output.len() > MAX_PENDING_OUTPUT {
+            return; // resumed from `flush` once the peer has read its replies
+        }
+        let (outcome, n) = conn.fill(&mut self.scratch, READ_BUDGET);
+        if n > 0 {
+            conn.last_active_ms = self.shared.clock.now_ms();
+        }
+        if n >= READ_BUDGET {
+            self.again.push(key);
+        }
+        if let Err(reason) = self.decode_and_handle(key) {
+            if let Some(c) = self.conns.get(key) {
+                warn!(reactor = self.id, peer = %c.peer, %reason, "broken frame, closing the connection");
+            }
+            self.close(key, &reason);
+            return;
+        }
+        match outcome {
+            ReadOutcome::Open => self.flush(key),
+            ReadOutcome::Closed => {
+                self.flush(key);
+                self.close(key, "peer closed");
+            }
+        }
+    }
+
+    /// Decodes every complete frame and handles it. `Err` = a broken frame: the caller closes the connection.
+    fn decode_and_handle(&mut self, key: usize) -> Result<(), String> {
+        loop {
+            let Some(conn) = self.conns.get_mut(key) else {
+                return Ok(());
+            };
+            let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
+                Ok(Some(cmd)) => cmd,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(e.to_string()),
+            };
+            if cmd.is_response() {
+                // We send no requests on inbound connections; Java logs and drops unmatched responses.
+                continue;
+            }
+            if cmd.code == RequestCode::REGISTER_BROKER {
+                conn.broker = true;
+            }
+            let id = ConnId {
+                reactor: self.id,
+                token: key as u32,
+                gen: conn.gen,
+            };
+            if let Some(resp) = self.handle(id, &cmd) {
+                if !cmd.is_oneway() {
+                    if let Some(conn) = self.conns.get_mut(key) {
+                        frame::encode(&resp, &mut conn.output);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the handler with one snapshot load; returns an immediate reply, or forwards a write.
+    fn handle(&self, id: ConnId, cmd: &RemotingCommand) -> Option<RemotingCommand> {
+        let snapshot = self.shared.cell.load();
+        let ctx = Ctx {
+            conn: id,
+            snapshot: &snapshot,
+            now_ms: self.shared.clock.now_ms(),
+            started_ms: self.shared.started_ms,
+        };
+        // A bug in one handler must not take down the reactor and every connection on it.
+        let action = match catch_unwind(AssertUnwindSafe(|| handlers::dispatch(&ctx, cmd))) {
+            Ok(a) => a,
+            Err(_) => {
+                error!(reactor = self.id, code = cmd.code, "handler panicked");
+                return Some(handlers::system_error(
+                    cmd,
+                    format!("internal error handling request code {}", cmd.code),
+                ));
+            }
+        };
+        drop(snapshot);
+        match action {
+            Action::Reply(r) => Some(r),
+            Action::Write(op) => match self.shared.writer.try_send(WriteCommand {
+                origin: Origin::new(id, cmd),
+                op,
+            }) {
+                Ok(()) => None,
+                Err(TrySendError::Full(_)) => Some(RemotingCommand::response_to(
+                    cmd,
+                    ResponseCode::SYSTEM_BUSY,
+                    Some(OVERLOAD_REMARK.into()),
+                )),
+                Err(TrySendError::Disconnected(_)) => {
+                    Some(handlers::system_error(cmd, "name server is shutting down"))
+                }
+            },
+        }
+    }
+
+    fn flush(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let was_paused = conn.output.len() > MAX_PENDING_OUTPUT;
+        match conn.flush() {
+            Ok(n) => {
+                if n > 0 {
+                    conn.last_active_ms = self.shared.clock.now_ms();
+                }
+            }
+            Err(e) => {
+                let reason = format!("write failed: {e}");
+                self.close(key, &reason);
+                return;
+            }
+        }
+        let pending = !conn.output.is_empty();
+        if pending != conn.want_write {
+            let interest = if pending {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if let Err(e) = self
+                .poll
+                .registry()
+                .reregister(&mut conn.stream, Token(key), interest)
+            {
+                let reason = format!("reregister failed: {e}");
+                self.close(key, &reason);
+                return;
+            }
+            conn.want_write = pending;
+        }
+        if was_paused && conn.output.len() <= MAX_PENDING_OUTPUT {
+            self.again.push(key);
+        }
+    }
+
+    fn drain_inbox(&mut self) {
+        let mut touched: Vec<usize> = Vec::new();
+        let mut touched_read: Vec<usize> = Vec::new();
+        while let Ok(c) = self.inbox.try_recv() {
+            match c {
+                Completion::Reply { conn, response } => {
+                    let key = conn.token as usize;
+                    if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
+                        frame::encode(&response, &mut c.output);
+                        touched.push(key);
+                    }
+                }
+                Completion::Adopt { stream, peer } => {
+                    // Bytes may have arrived before registration; edge-triggered readiness would not report them.
+                    touched_read.extend(self.adopt(stream, peer));
+                }
+                Completion::Close { conn } => {
+                    let key = conn.token as usize;
+                    if self.conns.get(key).is_some_and(|c| c.gen == conn.gen) {
+                        self.close(key, "broker expired");
+                    }
+                }
+            }
+        }
+        touched.dedup();
+        for key in touched {
+            self.flush(key);
+        }
+        for key in touched_read {
+            self.on_readable(key);
+        }
+    }
+
+    fn close_idle(&mut self) {
+        let now = self.shared.clock.now_ms();
+        if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
+            return;
+        }
+        self.last_idle_check_ms = now;
+        let idle_ms = self.shared.idle_ms;
+        if idle_ms <= 0 {
+            return;
+        }
+        let idle: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| now - c.last_active_ms > idle_ms)
+            .map(|(k, _)| k)
+            .collect();
+        for key in idle {
+            self.close(key, "idle");
+        }
+    }
+
+    /// Closes one connection; if it ever registered a broker, the writer hears of it (connection close is a write).
+    fn close(&mut self, key: usize, reason: &str) {
+        if !self.conns.contains(key) {
+            return;
+        }
+        let mut conn = self.conns.remove(key);
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
+        if conn.broker {
+            let _ = self
+                .shared
+                .events
+                .send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Wires the server together: loads the KV file, publishes the first snapshot, binds the listener (shared by the
+//! reactors), starts the writer and the (pinned) reactor threads, and hands back a `ServerHandle`.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::{bounded, unbounded, Sender};
+use socket2::{Domain, Protocol, Socket, Type};
+use tracing::{info, warn};
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::persist::{self, LoadError};
+use crate::reactor::{Reactor, Shared};
+use crate::state::Snapshot;
+use crate::writer::{ReactorLink, Writer, WriterInputs};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("invalid listen address {0}")]
+    Address(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Kv(#[from] LoadError),
+    #[error("cannot start a thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// A running server.
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    cell: Arc<ArcSwap<Snapshot>>,
+    shutdown: Arc<AtomicBool>,
+    stop_writer: Sender<()>,
+    wakers: Vec<Arc<mio::Waker>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The address the listeners are bound to (the real port when the config asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The snapshot readers see right now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.cell.load_full()
+    }
+
+    /// Stops the reactors (closing every connection) and the writer, and waits for the threads.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.shutdown.store(true, Ordering::Release);
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+        let _ = self.stop_writer.send(());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts a server with the system clock.
+pub fn start(config: Config) -> Result<ServerHandle, StartError> {
+    start_with_clock(config, Arc::new(SystemClock))
+}
+
+/// Starts a server with the given clock (tests move time by hand).
+pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerHandle, StartError> {
+    let kv = persist::load_kv(Path::new(&config.kv_config_path))?;
+    let config = Arc::new(config);
+    let reactors = config.reactor_count().max(1);
+    let listeners = bind_listeners(&config, reactors)?;
+    let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind {
+        addr: addr_text(&config),
+        source: e,
+    })?;
+
+    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(
+        kv.clone(),
+        config.clone(),
+    )));
+    let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
+    let (events_tx, events_rx) = unbounded();
+    let (stop_tx, stop_rx) = bounded(1);
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let shared = Shared {
+        cell: cell.clone(),
+        writer: writer_tx,
+        events: events_tx,
+        clock: clock.clone(),
+        started_ms: clock.now_ms(),
+        max_frame: config.max_frame_length,
+        idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
+        shutdown: shutdown.clone(),
+        peers: Arc::new(Vec::new()),
+        next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+    };
+
+    let cores = if config.pin_threads {
+        core_affinity::get_core_ids().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut parts = Vec::with_capacity(reactors);
+    let mut links = Vec::with_capacity(reactors);
+    for listener in listeners {
+        let (inbox_tx, inbox_rx) = unbounded();
+        let poll = mio::Poll::new().map_err(StartError::Thread)?;
+        let waker = Arc::new(
+            mio::Waker::new(poll.registry(), crate::reactor::WAKER).map_err(StartError::Thread)?,
+        );
+        links.push(ReactorLink {
+            inbox: inbox_tx,
+            waker,
+        });
+        parts.push((poll, listener, inbox_rx));
+    }
+    let shared = Shared {
+        peers: Arc::new(links.clone()),
+        ..shared
+    };
+    let wakers: Vec<_> = links.iter().map(|l| l.waker.clone()).collect();
+    let mut threads = Vec::with_capacity(reactors + 1);
+    let mut built = Vec::with_capacity(reactors);
+    for (i, (poll, listener, inbox_rx)) in parts.into_iter().enumerate() {
+        let reactor =
+            Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone()).map_err(|e| {
+                StartError::Bind {
+                    addr: addr_text(&config),
+                    source: e,
+                }
+            })?;
+        built.push(reactor);
+    }
+    drop(shared);
+
+    let writer = Writer::new(kv, config.clone(), cell.clone(), links, clock);
+    let inputs = WriterInputs {
+        commands: writer_rx,
+        events: events_rx,
+        stop: stop_rx,
+    };
+    threads.push(
+        std::thread::Builder::new()
+            .name("namesrv-writer".into())
+            .spawn(move || writer.run(inputs))
+            .map_err(StartError::Thread)?,
+    );
+    for (i, reactor) in built.into_iter().enumerate() {
+        let core = if cores.is_empty() {
+            None
+        } else {
+            Some(cores[i % cores.len()])
+        };
+        let t = std::thread::Builder::new()
+            .name(format!("namesrv-reactor-{i}"))
+            .spawn(move || {
+                if let Some(core) = core {
+                    if !core_affinity::set_for_current(core) {
+                        warn!(reactor = i, "cannot pin reactor thread to its core");
+                    }
+                }
+                reactor.run()
+            })
+            .map_err(StartError::Thread)?;
+        threads.push(t);
+    }
+    info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
+    Ok(ServerHandle {
+        local_addr,
+        cell,
+        shutdown,
+        stop_writer: stop_tx,
+        wakers,
+        threads,
+    })
+}
+
+fn addr_text(config: &Config) -> String {
+    format!("{}:{}", config.bind_address, config.listen_port)
+}
+
+/// One listening socket, cloned for every reactor: each polls it, accepts, and deals new connections round-robin
+/// (SO_REUSEPORT would let a second server bind the same port silently, which a drop-in must not allow).
+fn bind_listeners(config: &Config, n: usize) -> Result<Vec<TcpListener>, StartError> {
+    let text = addr_text(config);
+    let addr: SocketAddr = text
+        .parse()
+        .map_err(|_| StartError::Address(text.clone()))?;
+    let backlog = if config.server_socket_backlog > 0 {
+        config.server_socket_backlog
+    } else {
+        1024
+    };
+    let first = bind_one(addr, backlog).map_err(|source| StartError::Bind {
+        addr: text.clone(),
+        source,
+    })?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 1..n {
+        out.push(first.try_clone().map_err(|source| StartError::Bind {
+            addr: text.clone(),
+            source,
+        })?);
+    }
+    out.insert(0, first);
+    Ok(out)
+}
+
+fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog)?;
+    Ok(socket.into())
+}

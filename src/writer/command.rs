@@ -1,0 +1,96 @@
+//! What reactors send the writer (`WriteCommand`, `ConnEvent`) and what it sends back (`Completion`).
+
+use crate::model::{DataVersion, QueueData};
+use crate::protocol::RemotingCommand;
+use crate::state::routes::{RegisterBroker, UnregisterBroker};
+use crate::state::ConnId;
+
+/// Where a request came from, so its reply finds its way back (or is dropped if the connection is gone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub conn: ConnId,
+    /// A header-only copy of the request (code, opaque, version, encoding, flag); the body is not kept.
+    pub request: RemotingCommand,
+}
+
+impl Origin {
+    pub fn new(conn: ConnId, req: &RemotingCommand) -> Origin {
+        let mut request = req.clone();
+        request.body = bytes::Bytes::new();
+        request.ext_fields = None;
+        Origin { conn, request }
+    }
+}
+
+/// A state change, decoded and validated by a reactor; the writer only applies it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteOp {
+    RegisterBroker(Box<RegisterBroker>),
+    UnregisterBroker(UnregisterBroker),
+    BrokerHeartbeat {
+        cluster: String,
+        addr: String,
+    },
+    QueryDataVersion {
+        cluster: String,
+        addr: String,
+        data_version: DataVersion,
+    },
+    WipeWritePerm {
+        broker_name: String,
+    },
+    AddWritePerm {
+        broker_name: String,
+    },
+    DeleteTopic {
+        topic: String,
+        cluster: Option<String>,
+    },
+    RegisterTopic {
+        topic: String,
+        queue_datas: Vec<QueueData>,
+    },
+    PutKv {
+        namespace: String,
+        key: String,
+        value: Option<String>,
+    },
+    DeleteKv {
+        namespace: String,
+        key: String,
+    },
+    UpdateConfig {
+        pairs: Vec<(String, String)>,
+    },
+}
+
+/// One request for the writer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteCommand {
+    pub origin: Origin,
+    pub op: WriteOp,
+}
+
+/// Connection life-cycle events; they travel on their own unbounded channel so none is ever refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnEvent {
+    /// Closed by the peer, by an error, by a broken frame, or idle past the limit.
+    Closed(ConnId),
+}
+
+/// What the writer hands back to a reactor.
+#[derive(Debug)]
+pub enum Completion {
+    /// Send this response on `conn` if it is still the same connection.
+    Reply {
+        conn: ConnId,
+        response: RemotingCommand,
+    },
+    /// Close `conn` (its broker expired).
+    Close { conn: ConnId },
+    /// A connection another reactor accepted and deals to this one.
+    Adopt {
+        stream: mio::net::TcpStream,
+        peer: std::net::SocketAddr,
+    },
+}

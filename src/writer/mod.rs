@@ -1,0 +1,373 @@
+//! The writer thread: the only code that mutates routing state, KV and runtime config.
+//!
+//! Loop: wait for a command, a connection event or the expiry tick → drain a batch → apply each → make KV/config
+//! changes durable → publish one new `Snapshot` if anything visible changed → send the replies and wake each
+//! reactor once. So a reply never overtakes its publish (invariant 1), and a heartbeat or an unchanged
+//! re-registration publishes nothing.
+//!
+//! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
+
+pub mod command;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::{select, Receiver, Sender};
+use tracing::{debug, info, warn};
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::handlers::{self, broker, topic};
+use crate::persist;
+use crate::protocol::RemotingCommand;
+use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
+use crate::state::{KvTable, RouteTables, Snapshot};
+use command::{Completion, ConnEvent, WriteCommand, WriteOp};
+
+/// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
+const MAX_BATCH: usize = 1024;
+
+/// How the writer reaches one reactor.
+#[derive(Clone, Debug)]
+pub struct ReactorLink {
+    pub inbox: Sender<Completion>,
+    pub waker: Arc<mio::Waker>,
+}
+
+/// Channels the writer listens on.
+pub struct WriterInputs {
+    pub commands: Receiver<WriteCommand>,
+    pub events: Receiver<ConnEvent>,
+    pub stop: Receiver<()>,
+}
+
+/// The writer's state; `run` consumes it on its own thread.
+pub struct Writer {
+    tables: RouteTables,
+    kv: KvTable,
+    config: Arc<Config>,
+    cell: Arc<ArcSwap<Snapshot>>,
+    generation: u64,
+    published_routes: u64,
+    reactors: Vec<ReactorLink>,
+    clock: Arc<dyn Clock>,
+    /// Per reactor: completions of the current batch.
+    outbox: Vec<Vec<Completion>>,
+}
+
+/// Changes made by one batch that need durability or a publish.
+#[derive(Default)]
+struct Dirty {
+    kv: bool,
+    config: bool,
+}
+
+impl Writer {
+    pub fn new(
+        kv: KvTable,
+        config: Arc<Config>,
+        cell: Arc<ArcSwap<Snapshot>>,
+        reactors: Vec<ReactorLink>,
+        clock: Arc<dyn Clock>,
+    ) -> Writer {
+        let tables = RouteTables::new();
+        let published_routes = tables.generation();
+        let generation = cell.load().generation;
+        let outbox = reactors.iter().map(|_| Vec::new()).collect();
+        Writer {
+            tables,
+            kv,
+            config,
+            cell,
+            generation,
+            published_routes,
+            reactors,
+            clock,
+            outbox,
+        }
+    }
+
+    /// The first snapshot, before any thread runs.
+    pub fn initial_snapshot(kv: KvTable, config: Arc<Config>) -> Snapshot {
+        Snapshot {
+            generation: 0,
+            routes: RouteTables::new().view(),
+            kv: Arc::new(kv),
+            config,
+        }
+    }
+
+    fn settings(&self) -> RouteSettings {
+        RouteSettings {
+            delete_topic_with_broker_registration: self
+                .config
+                .delete_topic_with_broker_registration,
+            notify_min_broker_id_changed: self.config.notify_min_broker_id_changed,
+        }
+    }
+
+    pub fn run(mut self, inputs: WriterInputs) {
+        let interval =
+            Duration::from_millis(self.config.scan_not_active_broker_interval.max(1) as u64);
+        let mut next_scan = Instant::now() + interval;
+        let mut batch: Vec<WriteCommand> = Vec::with_capacity(64);
+        let mut events: Vec<ConnEvent> = Vec::new();
+        loop {
+            let timeout = next_scan.saturating_duration_since(Instant::now());
+            select! {
+                recv(inputs.commands) -> m => match m {
+                    Ok(c) => batch.push(c),
+                    Err(_) => return,
+                },
+                recv(inputs.events) -> m => match m {
+                    Ok(e) => events.push(e),
+                    Err(_) => return,
+                },
+                recv(inputs.stop) -> _ => return,
+                default(timeout) => {}
+            }
+            while batch.len() < MAX_BATCH {
+                match inputs.commands.try_recv() {
+                    Ok(c) => batch.push(c),
+                    Err(_) => break,
+                }
+            }
+            events.extend(inputs.events.try_iter());
+            let expire = Instant::now() >= next_scan;
+            if expire {
+                next_scan = Instant::now() + interval;
+            }
+            self.apply_batch(&mut batch, &mut events, expire);
+        }
+    }
+
+    /// Applies one batch: events, then commands in arrival order, then the expiry scan; then durability, publish,
+    /// replies — in that order.
+    fn apply_batch(
+        &mut self,
+        batch: &mut Vec<WriteCommand>,
+        events: &mut Vec<ConnEvent>,
+        expire: bool,
+    ) {
+        let mut dirty = Dirty::default();
+        // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
+        let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
+        let mut pending: Vec<(WriteCommand, Reply)> = Vec::with_capacity(batch.len());
+        for ev in events.drain(..) {
+            let ConnEvent::Closed(conn) = ev;
+            let (gone, notices) = self.tables.connection_closed(conn, self.settings());
+            log_evictions(&gone, EvictionCause::ConnectionClosed);
+            self.send_notices(notices);
+        }
+        for cmd in batch.drain(..) {
+            let reply = self.apply(&cmd.origin.request, &cmd.op, &mut dirty);
+            pending.push((cmd, reply));
+        }
+        if expire {
+            let expired = self.tables.expire(self.clock.now_ms(), self.settings());
+            log_evictions(&expired.evicted, EvictionCause::Expired);
+            for conn in expired.close {
+                self.push(conn.reactor, Completion::Close { conn });
+            }
+            self.send_notices(expired.notices);
+        }
+        let durable = self.make_durable(&dirty);
+        if durable.is_err() {
+            self.kv = kv_before;
+            self.config = config_before;
+            dirty = Dirty::default();
+        }
+        self.publish(&dirty);
+        let snap = self.cell.load_full();
+        for (cmd, reply) in pending {
+            let req = &cmd.origin.request;
+            if req.is_oneway() {
+                continue;
+            }
+            let response = match reply {
+                Reply::Ready(r) => r,
+                Reply::Registered(outcome) => broker::register_reply(req, outcome, &snap),
+                Reply::Durable(r) => match &durable {
+                    Ok(()) => r,
+                    Err(e) => handlers::system_error(req, e.clone()),
+                },
+            };
+            let conn = cmd.origin.conn;
+            self.push(conn.reactor, Completion::Reply { conn, response });
+        }
+        self.flush();
+    }
+
+    fn apply(&mut self, req: &RemotingCommand, op: &WriteOp, dirty: &mut Dirty) -> Reply {
+        let now = self.clock.now_ms();
+        let s = self.settings();
+        match op {
+            WriteOp::RegisterBroker(req) => {
+                let outcome = self.tables.register_broker((**req).clone(), now, s);
+                if let Some(r) = &outcome {
+                    self.send_notices(r.notices.clone());
+                }
+                Reply::Registered(outcome)
+            }
+            WriteOp::UnregisterBroker(u) => {
+                let notices = self.tables.unregister_brokers(std::slice::from_ref(u), s);
+                log_evictions(std::slice::from_ref(u), EvictionCause::Unregistered);
+                self.send_notices(notices);
+                Reply::Ready(handlers::success(req))
+            }
+            WriteOp::BrokerHeartbeat { cluster, addr } => {
+                self.tables.heartbeat(cluster, addr, now);
+                Reply::Ready(handlers::success(req))
+            }
+            WriteOp::QueryDataVersion {
+                cluster,
+                addr,
+                data_version,
+            } => {
+                let (changed, stored) =
+                    self.tables
+                        .query_data_version(cluster, addr, data_version, now);
+                Reply::Ready(broker::query_data_version_reply(req, changed, stored))
+            }
+            WriteOp::WipeWritePerm { broker_name } => {
+                let n = self.tables.wipe_write_perm(broker_name);
+                Reply::Ready(topic::perm_reply(req, n))
+            }
+            WriteOp::AddWritePerm { broker_name } => {
+                let n = self.tables.add_write_perm(broker_name);
+                Reply::Ready(topic::perm_reply(req, n))
+            }
+            WriteOp::DeleteTopic { topic, cluster } => {
+                self.tables.delete_topic(topic, cluster.as_deref());
+                Reply::Ready(handlers::success(req))
+            }
+            WriteOp::RegisterTopic { topic, queue_datas } => {
+                self.tables.register_topic(topic, queue_datas.clone());
+                Reply::Ready(handlers::success(req))
+            }
+            WriteOp::PutKv {
+                namespace,
+                key,
+                value,
+            } => {
+                self.kv.put(namespace, key, value.as_deref());
+                dirty.kv = true;
+                Reply::Durable(handlers::success(req))
+            }
+            WriteOp::DeleteKv { namespace, key } => {
+                self.kv.delete(namespace, key);
+                dirty.kv = true;
+                Reply::Durable(handlers::success(req))
+            }
+            WriteOp::UpdateConfig { pairs } => {
+                let mut next = (*self.config).clone();
+                for (k, v) in pairs {
+                    match next.set(k, v) {
+                        Ok(_) => {}
+                        // Java merges only keys it already knows; the extra keys of the -c file count as known.
+                        Err(_) if next.extra.contains_key(k) => {
+                            next.extra.insert(k.clone(), v.trim().to_string());
+                        }
+                        Err(_) => debug!(key = %k, "UPDATE_NAMESRV_CONFIG ignores unknown key"),
+                    }
+                }
+                self.config = Arc::new(next);
+                dirty.config = true;
+                Reply::Durable(handlers::success(req))
+            }
+        }
+    }
+
+    /// Writes KV and config files before anyone is told the change happened. On failure the batch's KV/config
+    /// changes are rolled back and its KV/config requests get SYSTEM_ERROR: nothing is half-applied.
+    fn make_durable(&self, dirty: &Dirty) -> Result<(), String> {
+        if dirty.kv {
+            let path = PathBuf::from(&self.config.kv_config_path);
+            persist::save_kv(&path, &self.kv).map_err(|e| {
+                warn!(path = %path.display(), error = %e, "cannot persist KV config");
+                format!("persist KV config to {} failed: {e}", path.display())
+            })?;
+        }
+        if dirty.config {
+            let path = PathBuf::from(&self.config.config_store_path);
+            let text = crate::protocol::props::write(&self.config.java_entries());
+            persist::save_atomic(&path, text.as_bytes()).map_err(|e| {
+                warn!(path = %path.display(), error = %e, "cannot persist config");
+                format!("persist config to {} failed: {e}", path.display())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Builds and stores the next snapshot if routes, KV or config changed. One writer: no rcu retry needed.
+    fn publish(&mut self, dirty: &Dirty) {
+        let routes_gen = self.tables.generation();
+        if routes_gen == self.published_routes && !dirty.kv && !dirty.config {
+            return;
+        }
+        self.published_routes = routes_gen;
+        self.generation += 1;
+        let prev = self.cell.load();
+        let kv = if dirty.kv {
+            Arc::new(self.kv.clone())
+        } else {
+            prev.kv.clone()
+        };
+        let config = if dirty.config {
+            self.config.clone()
+        } else {
+            prev.config.clone()
+        };
+        let next = Snapshot {
+            generation: self.generation,
+            routes: self.tables.view(),
+            kv,
+            config,
+        };
+        drop(prev);
+        self.cell.store(Arc::new(next));
+    }
+
+    fn push(&mut self, reactor: u16, c: Completion) {
+        if let Some(out) = self.outbox.get_mut(reactor as usize) {
+            out.push(c);
+        }
+    }
+
+    /// Hands each reactor its completions and wakes it once.
+    fn flush(&mut self) {
+        for (i, out) in self.outbox.iter_mut().enumerate() {
+            if out.is_empty() {
+                continue;
+            }
+            let link = &self.reactors[i];
+            for c in out.drain(..) {
+                let _ = link.inbox.send(c);
+            }
+            if let Err(e) = link.waker.wake() {
+                warn!(reactor = i, error = %e, "cannot wake reactor");
+            }
+        }
+    }
+
+    fn send_notices(&mut self, notices: Vec<MinBrokerIdNotice>) {
+        for n in notices {
+            info!(target_addr = %n.target, min_broker_id = n.min_broker_id, "NOTIFY_MIN_BROKER_ID_CHANGE due");
+        }
+    }
+}
+
+/// A reply decided while applying; some need the published snapshot or the durability result first.
+enum Reply {
+    Ready(RemotingCommand),
+    Registered(crate::state::routes::RegisterOutcome),
+    Durable(RemotingCommand),
+}
+
+fn log_evictions(brokers: &[UnregisterBroker], cause: EvictionCause) {
+    for b in brokers {
+        info!(cluster = %b.cluster_name, broker = %b.broker_name, id = b.broker_id, addr = %b.broker_addr, ?cause, "broker removed");
+    }
+}
