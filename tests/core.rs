@@ -1,0 +1,341 @@
+//! End-to-end tests of the core over raw frames on 127.0.0.1: registration, routes in both dialects and header
+//! encodings, eviction, pipelining, one-way requests, malformed frames, and the architecture's invariants.
+//! Time is moved by hand (`ManualClock`); no test sleeps longer than a few milliseconds at a time.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use namesrv::clock::ManualClock;
+use namesrv::config::Config;
+use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use namesrv::protocol::{body, RemotingCommand, RequestCode, ResponseCode, SerializeType};
+use namesrv::server::{self, ServerHandle};
+use support::client::Client;
+
+const T0: i64 = 1_700_000_000_000;
+
+struct Fixture {
+    server: ServerHandle,
+    clock: Arc<ManualClock>,
+    _dir: tempfile::TempDir,
+}
+
+fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        bind_address: "127.0.0.1".into(),
+        listen_port: 0,
+        reactor_threads: 2,
+        pin_threads: false,
+        scan_not_active_broker_interval: 10,
+        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
+        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
+        ..Config::default()
+    };
+    tweak(&mut config);
+    let clock = ManualClock::new(T0);
+    let server = server::start_with_clock(config, clock.clone()).expect("server starts");
+    Fixture { server, clock, _dir: dir }
+}
+
+impl Fixture {
+    fn client(&self) -> Client {
+        Client::connect(self.server.local_addr())
+    }
+}
+
+/// A broker's identity for building REGISTER_BROKER requests.
+struct Broker<'a> {
+    cluster: &'a str,
+    name: &'a str,
+    addr: &'a str,
+    id: i64,
+}
+
+impl Broker<'_> {
+    fn register(&self, topics: &[&str], counter: i64, version: i32) -> RemotingCommand {
+        let body = RegisterBrokerBody {
+            data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
+            topic_configs: topics
+                .iter()
+                .map(|t| TopicConfig { read_queue_nums: 4, write_queue_nums: 4, ..TopicConfig::with_defaults(*t) })
+                .collect(),
+            mapping_infos: vec![],
+            filter_server_list: Some(vec![]),
+        };
+        let bytes = body::encode_register_broker_body(&body, false, version);
+        let mut cmd = new_cmd(RequestCode::REGISTER_BROKER)
+            .with_ext("brokerName", self.name)
+            .with_ext("brokerAddr", self.addr)
+            .with_ext("clusterName", self.cluster)
+            .with_ext("haServerAddr", self.addr.replace(":10911", ":10912"))
+            .with_ext("brokerId", self.id.to_string())
+            .with_ext("enableActingMaster", "false")
+            .with_ext("compressed", "false")
+            .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
+            .with_body(bytes);
+        cmd.version = version;
+        cmd
+    }
+
+    fn unregister(&self, c: &mut Client) -> RemotingCommand {
+        new_cmd(RequestCode::UNREGISTER_BROKER)
+            .with_ext("brokerName", self.name)
+            .with_ext("brokerAddr", self.addr)
+            .with_ext("clusterName", self.cluster)
+            .with_ext("brokerId", self.id.to_string())
+    }
+}
+
+const MASTER: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:10911", id: 0 };
+const SLAVE: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.2:10911", id: 1 };
+
+fn route(c: &mut Client, topic: &str, version: i32, encoding: SerializeType) -> RemotingCommand {
+    let mut cmd = new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic);
+    cmd.version = version;
+    cmd.serialize_type = encoding;
+    c.request(cmd)
+}
+
+/// A request with a fresh opaque (unique across the test binary).
+fn new_cmd(code: i32) -> RemotingCommand {
+    static NEXT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+    RemotingCommand::request(code, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+fn body_text(r: &RemotingCommand) -> String {
+    String::from_utf8(r.body.to_vec()).unwrap()
+}
+
+/// Polls `f` every 2 ms until it holds or `limit` passes.
+fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    f()
+}
+
+#[test]
+fn register_route_reregister_unregister() {
+    let fx = start(|_| {});
+    let mut broker = fx.client();
+    let mut client = fx.client();
+
+    let r = broker.request(MASTER.register(&["TopicTest", "T2"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
+    assert_eq!(r.ext_fields.as_ref().map(|e| e.len()), Some(0), "a master gets extFields:{{}}");
+
+    // Standard dialect for version >= 401: quoted brokerAddrs keys.
+    let r = route(&mut client, "TopicTest", 513, SerializeType::Json);
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(
+        body_text(&r),
+        r#"{"brokerDatas":[{"brokerAddrs":{"0":"127.0.0.1:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}"#
+    );
+    // Default dialect below 401: bare keys. And a ROCKETMQ-encoded request gets a ROCKETMQ-encoded answer.
+    let r = route(&mut client, "TopicTest", 317, SerializeType::RocketMq);
+    assert_eq!(r.serialize_type, SerializeType::RocketMq);
+    assert!(body_text(&r).contains(r#""brokerAddrs":{0:"127.0.0.1:10911"}"#), "{}", body_text(&r));
+    // acceptStandardJsonOnly switches an old client to the standard dialect.
+    let mut cmd = new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "T2").with_ext("acceptStandardJsonOnly", "true");
+    cmd.version = 317;
+    assert!(body_text(&client.request(cmd)).contains(r#"{"0":"#));
+
+    // Unchanged re-registration publishes nothing.
+    let generation = fx.server.snapshot().generation;
+    let r = broker.request(MASTER.register(&["TopicTest", "T2"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(fx.server.snapshot().generation, generation);
+
+    // Changed data version with a new topic set: the new topic appears.
+    let r = broker.request(MASTER.register(&["TopicTest", "T2", "T3"], 2, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(route(&mut client, "T3", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+
+    let r = broker.request(MASTER.unregister());
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    let r = route(&mut client, "TopicTest", 513, SerializeType::Json);
+    assert_eq!(r.code, ResponseCode::TOPIC_NOT_EXIST);
+    assert_eq!(
+        r.remark.as_deref(),
+        Some("No topic route info in name server for the topic: TopicTest\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.")
+    );
+    let r = client.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC));
+    assert_eq!(r.code, ResponseCode::TOPIC_NOT_EXIST);
+    assert!(r.remark.unwrap().contains("for the topic: null\n"));
+}
+
+#[test]
+fn slave_registration_gets_master_and_ha_address() {
+    let fx = start(|_| {});
+    let mut m = fx.client();
+    let mut s = fx.client();
+    assert_eq!(m.request(MASTER.register(&["T"], 1, 513)).code, ResponseCode::SUCCESS);
+    let r = s.request(SLAVE.register(&["T"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(r.ext("masterAddr"), Some("127.0.0.1:10911"));
+    assert_eq!(r.ext("haServerAddr"), Some("127.0.0.1:10912"));
+    let r = route(&mut m, "T", 513, SerializeType::Json);
+    assert!(body_text(&r).contains(r#"{"0":"127.0.0.1:10911","1":"127.0.0.2:10911"}"#), "{}", body_text(&r));
+}
+
+#[test]
+fn connection_close_evicts_only_the_current_connection() {
+    let fx = start(|_| {});
+    let mut client = fx.client();
+    let mut old = fx.client();
+    assert_eq!(old.request(MASTER.register(&["T"], 1, 513)).code, ResponseCode::SUCCESS);
+    let mut new = fx.client();
+    assert_eq!(new.request(MASTER.register(&["T"], 1, 513)).code, ResponseCode::SUCCESS);
+    drop(old);
+    // The old connection no longer owns the live entry: the broker stays.
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    drop(new);
+    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
+        == ResponseCode::TOPIC_NOT_EXIST));
+}
+
+#[test]
+fn silent_broker_expires_after_its_timeout() {
+    let fx = start(|_| {});
+    let mut broker = fx.client();
+    let mut client = fx.client();
+    let mut cmd = MASTER.register(&["T"], 1, 513);
+    cmd = cmd.with_ext("heartbeatTimeoutMillis", "10000");
+    assert_eq!(broker.request(cmd).code, ResponseCode::SUCCESS);
+    fx.clock.advance_ms(9_000);
+    std::thread::sleep(Duration::from_millis(40)); // several 10 ms scans
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    // A heartbeat refreshes the entry.
+    broker.oneway(new_cmd(RequestCode::BROKER_HEARTBEAT).with_ext("clusterName", MASTER.cluster).with_ext("brokerAddr", MASTER.addr));
+    fx.clock.advance_ms(9_000);
+    std::thread::sleep(Duration::from_millis(40));
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    fx.clock.advance_ms(2_000);
+    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
+        == ResponseCode::TOPIC_NOT_EXIST));
+    // Java closes the expired broker's channel too.
+    broker.expect_closed(Duration::from_secs(5));
+}
+
+#[test]
+fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
+    let fx = start(|_| {});
+    let mut broker = fx.client();
+    assert_eq!(broker.request(MASTER.register(&["T"], 1, 513)).code, ResponseCode::SUCCESS);
+    let mut c = fx.client();
+    let mut expected = Vec::new();
+    let mut bytes = bytes::BytesMut::new();
+    for i in 0..50 {
+        let mut cmd = if i % 3 == 0 {
+            new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)
+        } else {
+            new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", if i % 2 == 0 { "T" } else { "missing" })
+        };
+        if i % 5 == 0 {
+            cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
+        } else {
+            expected.push((cmd.opaque, cmd.code, i % 3 != 0 && i % 2 != 0));
+        }
+        namesrv::protocol::frame::encode(&cmd, &mut bytes);
+    }
+    c.send_raw(&bytes);
+    let mut got = std::collections::HashMap::new();
+    while got.len() < expected.len() {
+        let r = c.recv(Duration::from_secs(5)).expect("reply");
+        assert!(got.insert(r.opaque, r).is_none(), "one reply per opaque");
+    }
+    for (opaque, code, missing) in expected {
+        let r = &got[&opaque];
+        let want = if missing { ResponseCode::TOPIC_NOT_EXIST } else { ResponseCode::SUCCESS };
+        assert_eq!(r.code, want, "opaque {opaque} code {code}");
+    }
+    c.expect_silence(Duration::from_millis(50));
+    // An unknown one-way code gets nothing either; the same as a normal request gets code 3.
+    let mut cmd = new_cmd(9999);
+    cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
+    c.send_raw(&encode(&cmd));
+    c.expect_silence(Duration::from_millis(50));
+    let r = c.request(new_cmd(9999));
+    assert_eq!(r.code, ResponseCode::REQUEST_CODE_NOT_SUPPORTED);
+    assert_eq!(r.remark.as_deref(), Some(" request type 9999 not supported"));
+    assert_eq!(r.flag & 1, 1);
+}
+
+fn encode(cmd: &RemotingCommand) -> Vec<u8> {
+    let mut b = bytes::BytesMut::new();
+    namesrv::protocol::frame::encode(cmd, &mut b);
+    b.to_vec()
+}
+
+#[test]
+fn malformed_frames_close_only_their_connection() {
+    let fx = start(|c| c.max_frame_length = 1024 * 1024);
+    let mut healthy = fx.client();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("zero length", vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ("over the limit", vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ("header beyond frame", [&[0, 0, 0, 8, 0, 0, 0, 100][..], b"{}{}"].concat()),
+        ("header type 2", [&[0, 0, 0, 6, 2, 0, 0, 2][..], b"{}"].concat()),
+        ("bad JSON", [&[0, 0, 0, 13, 0, 0, 0, 9][..], b"{\"code\":}"].concat()),
+        ("JSON null", [&[0, 0, 0, 8, 0, 0, 0, 4][..], b"null"].concat()),
+        ("truncated binary header", [&[0, 0, 0, 9, 1, 0, 0, 5][..], &[0, 105, 0, 1, 0xdf][..]].concat()),
+    ];
+    for (name, bytes) in cases {
+        let mut bad = fx.client();
+        bad.send_raw(&bytes);
+        bad.expect_closed(Duration::from_secs(5));
+        let r = healthy.request(healthy.new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO));
+        assert_eq!(r.code, ResponseCode::SUCCESS, "after {name}");
+    }
+}
+
+#[test]
+fn publish_before_reply_across_reactors() {
+    let fx = start(|_| {});
+    let mut broker = fx.client();
+    let mut readers: Vec<Client> = (0..4).map(|_| fx.client()).collect();
+    for i in 0..40 {
+        let topic = format!("T{i}");
+        let topics: Vec<String> = (0..=i).map(|j| format!("T{j}")).collect();
+        let refs: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let r = broker.request(MASTER.register(&refs, i64::from(i) + 1, 513));
+        assert_eq!(r.code, ResponseCode::SUCCESS);
+        // Whatever reactor serves the reader, the route must already be there.
+        for reader in readers.iter_mut() {
+            assert_eq!(route(reader, &topic, 513, SerializeType::Json).code, ResponseCode::SUCCESS, "{topic}");
+        }
+    }
+}
+
+#[test]
+fn heartbeat_and_query_data_version_do_not_publish() {
+    let fx = start(|_| {});
+    let mut b = fx.client();
+    assert_eq!(b.request(MASTER.register(&["T"], 7, 513)).code, ResponseCode::SUCCESS);
+    let generation = fx.server.snapshot().generation;
+    let r = b.request(new_cmd(RequestCode::BROKER_HEARTBEAT).with_ext("clusterName", MASTER.cluster).with_ext("brokerAddr", MASTER.addr));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    let dv = br#"{"counter":7,"stateVersion":0,"timestamp":1700000000000}"#;
+    let q = |dv: &[u8]| {
+        new_cmd(RequestCode::QUERY_DATA_VERSION)
+            .with_ext("clusterName", MASTER.cluster)
+            .with_ext("brokerAddr", MASTER.addr)
+            .with_ext("brokerName", MASTER.name)
+            .with_ext("brokerId", "0")
+            .with_body(dv.to_vec())
+    };
+    let r = b.request(q(dv));
+    assert_eq!(r.ext("changed"), Some("false"));
+    assert_eq!(body_text(&r), std::str::from_utf8(dv).unwrap());
+    let r = b.request(q(br#"{"counter":8,"stateVersion":0,"timestamp":1700000000000}"#));
+    assert_eq!(r.ext("changed"), Some("true"));
+    assert_eq!(fx.server.snapshot().generation, generation);
+}
