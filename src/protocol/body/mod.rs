@@ -156,3 +156,6 @@ pub fn decode_kv_config_file(
     }
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests;
