@@ -1,0 +1,161 @@
+//! Request and response bodies (§3 of the reference). Decoders are lenient like fastjson; encoders write fastjson's
+//! bytes (alphabetical bean keys, nulls omitted).
+//!
+//! - `register`: RegisterBrokerBody, JSON form (§3.4).
+//! - `zlib`: RegisterBrokerBody, compressed form (§3.5).
+//! - `beans`: shared bean readers/writers (DataVersion, BrokerData, TopicQueueMappingInfo).
+//! - `responses`: the other bodies (route, cluster info, topic list, KV).
+
+mod beans;
+mod register;
+mod responses;
+mod zlib;
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    BrokerMemberGroup, ClusterInfo, DataVersion, QueueData, RegisterBrokerBody, TopicList,
+    TopicRouteData,
+};
+
+use super::json::{self, Dialect, Value};
+
+/// A body that cannot be decoded; answered with SYSTEM_ERROR and this text as remark.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BodyError {
+    #[error("invalid JSON body: {0}")]
+    Json(String),
+    #[error("invalid compressed body: {0}")]
+    Compressed(String),
+    #[error("decompressed body exceeds {0} bytes")]
+    TooLarge(usize),
+    #[error("invalid body: {0}")]
+    Shape(String),
+}
+
+/// Parses a JSON body with the tolerant reader.
+fn parse_json(body: &[u8]) -> Result<Value, BodyError> {
+    json::parse(body).map_err(|e| BodyError::Json(e.to_string()))
+}
+
+/// First byte of a zlib stream (deflate, 32 KiB window): what `DeflaterOutputStream` always writes.
+const ZLIB_MAGIC: u8 = 0x78;
+
+/// Decodes a REGISTER_BROKER body (§3.4, §3.5). `version` is the request's: < 37 means a bare
+/// `TopicConfigSerializeWrapper`, ≥ 413 reads the zlib mapping section. A body flagged uncompressed that starts with
+/// a zlib header (0x78) instead of `{` is inflated anyway (5.x brokers mislabel it). Inflating stops with
+/// `TooLarge` once `max_inflated` bytes are produced. An empty body is an empty table with a zero DataVersion.
+pub fn decode_register_broker_body(
+    body: &[u8],
+    compressed: bool,
+    version: i32,
+    max_inflated: usize,
+) -> Result<RegisterBrokerBody, BodyError> {
+    match body.first() {
+        None => Ok(RegisterBrokerBody::default()),
+        // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
+        Some(&ZLIB_MAGIC) => zlib::decode(body, version, max_inflated),
+        Some(b'{') => register::decode(body, version),
+        Some(_) if compressed => zlib::decode(body, version, max_inflated),
+        Some(_) => register::decode(body, version),
+    }
+}
+
+/// Encodes a REGISTER_BROKER body the way a broker of `version` does (JSON, or zlib when `compressed`); for tests,
+/// the perf harness and the differential suite.
+pub fn encode_register_broker_body(
+    body: &RegisterBrokerBody,
+    compressed: bool,
+    version: i32,
+) -> Vec<u8> {
+    if compressed {
+        zlib::encode(body, version)
+    } else {
+        register::encode(body, version)
+    }
+}
+
+/// A `DataVersion` JSON body (QUERY_DATA_VERSION request).
+pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
+    let v = parse_json(body)?;
+    if !matches!(v, Value::Object(_)) {
+        return Err(BodyError::Shape("DataVersion is not an object".into()));
+    }
+    beans::read_data_version(&v)
+}
+
+/// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV).
+pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<QueueData>, BodyError> {
+    let v = parse_json(body)?;
+    if !matches!(v, Value::Object(_)) {
+        return Err(BodyError::Shape("TopicRouteData is not an object".into()));
+    }
+    beans::read_queue_datas(&v)
+}
+
+pub fn encode_topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Vec<u8>) {
+    responses::topic_route(route, dialect, out)
+}
+
+/// Always the default dialect.
+pub fn encode_cluster_info(info: &ClusterInfo, out: &mut Vec<u8>) {
+    responses::cluster_info(info, out)
+}
+
+pub fn encode_topic_list(list: &TopicList, out: &mut Vec<u8>) {
+    responses::topic_list(list, out)
+}
+
+pub fn encode_data_version(dv: &DataVersion, out: &mut Vec<u8>) {
+    responses::data_version(dv, out)
+}
+
+/// `{"brokerMemberGroup":{…}}`, default dialect.
+pub fn encode_broker_member_group(group: &BrokerMemberGroup, out: &mut Vec<u8>) {
+    responses::broker_member_group(group, out)
+}
+
+/// `KVTable`: `{"table":{…}}`.
+pub fn encode_kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
+    responses::kv_table(table, out)
+}
+
+/// `kvConfig.json`: `{"configTable":{namespace:{key:value}}}`.
+pub fn encode_kv_config_file(
+    config: &BTreeMap<String, BTreeMap<String, String>>,
+    out: &mut Vec<u8>,
+) {
+    responses::kv_config_file(config, out)
+}
+
+/// Lenient like fastjson: unknown keys ignored, null values and namespaces skipped, an empty file is an empty store.
+pub fn decode_kv_config_file(
+    bytes: &[u8],
+) -> Result<BTreeMap<String, BTreeMap<String, String>>, BodyError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(BTreeMap::new());
+    }
+    let v = parse_json(bytes)?;
+    if !matches!(v, Value::Object(_)) {
+        return Err(BodyError::Shape("kvConfig is not an object".into()));
+    }
+    let mut config = BTreeMap::new();
+    let Some(table) = v.get("configTable") else {
+        return Ok(config);
+    };
+    for (namespace, entries) in table.members() {
+        if !matches!(entries, Value::Object(_)) {
+            continue;
+        }
+        let kv: BTreeMap<String, String> = entries
+            .members()
+            .iter()
+            .filter_map(|(k, val)| Some((k.clone(), beans::text(val)?)))
+            .collect();
+        config.insert(namespace.clone(), kv);
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests;

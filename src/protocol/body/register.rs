@@ -1,0 +1,132 @@
+//! RegisterBrokerBody, JSON form (§3.4): `{"filterServerList":[…],"topicConfigSerializeWrapper":{…}}`.
+
+use super::beans;
+use super::{parse_json, BodyError};
+use crate::model::{RegisterBrokerBody, TopicConfig};
+use crate::protocol::json::{Dialect, JsonWriter, Value};
+
+/// `MQVersion` V3_0_11: older brokers send a bare `TopicConfigSerializeWrapper`.
+pub(super) const V3_0_11: i32 = 37;
+/// `MQVersion` V5_0_0: the 5.x body shape and the zlib mapping section.
+pub(super) const V5_0_0: i32 = 413;
+
+pub(super) fn decode(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+    let v = parse_json(body)?;
+    if !matches!(v, Value::Object(_)) {
+        return Err(BodyError::Shape(
+            "RegisterBrokerBody is not an object".into(),
+        ));
+    }
+    let mut out = RegisterBrokerBody::default();
+    let wrapper = if version < V3_0_11 {
+        Some(&v)
+    } else {
+        out.filter_server_list = match v.get("filterServerList") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => Some(items.iter().filter_map(beans::text).collect()),
+            Some(other) if other.is_ref() => Some(Vec::new()),
+            Some(_) => return Err(BodyError::Shape("filterServerList is not an array".into())),
+        };
+        v.get("topicConfigSerializeWrapper")
+    };
+    let Some(wrapper) = wrapper.filter(|w| matches!(w, Value::Object(_))) else {
+        return Ok(out);
+    };
+    out.data_version = beans::read_opt_data_version(wrapper.get("dataVersion"))?;
+    if let Some(table) = wrapper.get("topicConfigTable") {
+        for (_, tc) in table.members() {
+            if let Some(tc) = beans::read_topic_config(tc)? {
+                out.topic_configs.push(tc);
+            }
+        }
+    }
+    if let Some(infos) = wrapper.get("topicQueueMappingInfoMap") {
+        for (topic, info) in infos.members() {
+            if topic == "$ref" || matches!(info, Value::Null) {
+                continue;
+            }
+            out.mapping_infos
+                .push((topic.clone(), beans::read_mapping_info(info)?));
+        }
+    }
+    Ok(out)
+}
+
+/// What a broker of `version` sends: 5.x shape from V5_0_0 on, the 4.9 shape (no stateVersion, attributes or
+/// mapping keys) below.
+pub(super) fn encode(body: &RegisterBrokerBody, version: i32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + body.topic_configs.len() * 160);
+    let mut w = JsonWriter::new(&mut out, Dialect::Default);
+    let five = version >= V5_0_0;
+    if version < V3_0_11 {
+        write_wrapper(&mut w, body, five);
+        return out;
+    }
+    w.begin_object();
+    if let Some(list) = &body.filter_server_list {
+        w.key("filterServerList");
+        beans::write_string_array(&mut w, list);
+    }
+    w.key("topicConfigSerializeWrapper");
+    write_wrapper(&mut w, body, five);
+    w.end_object();
+    out
+}
+
+fn write_wrapper(w: &mut JsonWriter, body: &RegisterBrokerBody, five: bool) {
+    w.begin_object();
+    w.key("dataVersion");
+    beans::write_data_version(w, &body.data_version, five);
+    if five {
+        w.key("mappingDataVersion");
+        let mapping = crate::model::DataVersion {
+            timestamp: body.data_version.timestamp,
+            ..Default::default()
+        };
+        beans::write_data_version(w, &mapping, true);
+    }
+    w.key("topicConfigTable");
+    w.begin_object();
+    for tc in &body.topic_configs {
+        w.key(&tc.topic_name);
+        write_topic_config(w, tc, five);
+    }
+    w.end_object();
+    if five {
+        w.key("topicQueueMappingDetailMap");
+        w.begin_object();
+        w.end_object();
+        w.key("topicQueueMappingInfoMap");
+        w.begin_object();
+        for (topic, info) in &body.mapping_infos {
+            w.key(topic);
+            beans::write_mapping_info(w, info);
+        }
+        w.end_object();
+    }
+    w.end_object();
+}
+
+fn write_topic_config(w: &mut JsonWriter, tc: &TopicConfig, five: bool) {
+    w.begin_object();
+    if five {
+        w.key("attributes");
+        w.begin_object();
+        w.end_object();
+    }
+    w.key("order");
+    w.bool(false);
+    w.key("perm");
+    w.int(tc.perm);
+    w.key("readQueueNums");
+    w.int(tc.read_queue_nums);
+    w.key("topicFilterType");
+    w.string("SINGLE_TAG");
+    w.key("topicName");
+    w.string(&tc.topic_name);
+    w.key("topicSysFlag");
+    w.int(tc.topic_sys_flag);
+    w.key("writeQueueNums");
+    w.int(tc.write_queue_nums);
+    w.end_object();
+}

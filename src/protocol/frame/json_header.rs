@@ -1,0 +1,102 @@
+//! The JSON header (§1.3): fastjson default dialect out, fastjson-lenient in.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::FrameError;
+use crate::protocol::code::{LanguageCode, SerializeType};
+use crate::protocol::command::{ExtFields, RemotingCommand};
+use crate::protocol::json::{self, Dialect, JsonWriter, Value};
+
+pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
+    let v = json::parse(header).map_err(|e| FrameError::BadJsonHeader(e.to_string()))?;
+    if !matches!(v, Value::Object(_)) {
+        return Err(FrameError::BadJsonHeader("header is not an object".into()));
+    }
+    let int = |key: &str| v.get(key).and_then(Value::as_i32).unwrap_or(0);
+    let language = match v.get("language") {
+        Some(Value::String(name)) => LanguageCode::from_name(name),
+        // fastjson also takes an enum's ordinal.
+        Some(Value::Number(_)) => v
+            .get("language")
+            .and_then(Value::as_i64)
+            .and_then(|n| u8::try_from(n).ok())
+            .and_then(LanguageCode::from_byte),
+        _ => None,
+    };
+    let remark = v
+        .get("remark")
+        .and_then(|r| r.as_str().map(|s| s.into_owned()));
+    let ext_fields = match v.get("extFields") {
+        Some(Value::Object(members)) => Some(ext_fields(members)),
+        _ => None,
+    };
+    Ok(RemotingCommand {
+        code: int("code"),
+        language,
+        version: int("version"),
+        opaque: int("opaque"),
+        flag: int("flag"),
+        remark,
+        ext_fields,
+        body: Bytes::new(),
+        serialize_type: SerializeType::Json,
+    })
+}
+
+/// Values coerced to text, nulls skipped; a repeated key keeps its last value (a Java `HashMap`), found with a
+/// set so a hostile header with many keys stays linear.
+fn ext_fields(members: &[(String, Value)]) -> ExtFields {
+    let mut seen = std::collections::HashSet::with_capacity(members.len());
+    let mut out: Vec<(String, String)> = Vec::with_capacity(members.len());
+    for (k, val) in members.iter().rev() {
+        let text = match val {
+            Value::Null => continue,
+            Value::Array(_) | Value::Object(_) => val.to_json_text(),
+            _ => match val.as_str() {
+                Some(t) => t.into_owned(),
+                None => continue,
+            },
+        };
+        if seen.insert(k.as_str()) {
+            out.push((k.clone(), text));
+        }
+    }
+    out.reverse();
+    ExtFields(out)
+}
+
+/// Keys in fastjson's alphabetical order; absent optionals are omitted like Java nulls.
+pub(super) fn encode(cmd: &RemotingCommand, out: &mut BytesMut) {
+    let mut buf = Vec::with_capacity(128);
+    let mut w = JsonWriter::new(&mut buf, Dialect::Default);
+    w.begin_object();
+    w.key("code");
+    w.int(cmd.code);
+    if let Some(ext) = &cmd.ext_fields {
+        w.key("extFields");
+        w.begin_object();
+        for (k, v) in &ext.0 {
+            w.key(k);
+            w.string(v);
+        }
+        w.end_object();
+    }
+    w.key("flag");
+    w.int(cmd.flag);
+    if let Some(lang) = cmd.language {
+        w.key("language");
+        w.string(lang.name());
+    }
+    w.key("opaque");
+    w.int(cmd.opaque);
+    if let Some(remark) = &cmd.remark {
+        w.key("remark");
+        w.string(remark);
+    }
+    w.key("serializeTypeCurrentRPC");
+    w.string(SerializeType::Json.name());
+    w.key("version");
+    w.int(cmd.version);
+    w.end_object();
+    out.put_slice(&buf);
+}

@@ -1,0 +1,19 @@
+//! fastjson on the wire. Output: a small streaming writer for fastjson's two dialects (§4.1 of the reference):
+//! alphabetical bean keys are the caller's job, nulls are omitted by the caller, the writer handles commas,
+//! escaping, integer map keys (bare vs quoted) and big longs. Input: a tolerant reader (bare and single-quoted keys,
+//! trailing commas, numbers as strings are the accessor's job) into a small `Value` tree.
+
+mod read;
+mod write;
+
+pub use read::{parse, JsonError, Value, MAX_DEPTH};
+pub use write::JsonWriter;
+
+/// Which fastjson output dialect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// `JSON.toJSONString(obj)`: bare integer map keys, raw UTF-8, `/` unescaped.
+    Default,
+    /// `BrowserCompatible | MapSortField`: quoted keys, `\uXXXX` for non-ASCII, `\/`, longs beyond 2^53 quoted.
+    Standard,
+}
