@@ -1,0 +1,346 @@
+//! The route tables (Java `RouteInfoManager`): what brokers registered, and every operation on it.
+//!
+//! `RouteTables` is owned by the writer thread. `RouteView` is its immutable, cheaply cloned read side: persistent
+//! maps, so taking a view is O(1) and an operation that changes k topics costs about O(k log n).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use imbl::{OrdMap, OrdSet};
+
+use crate::model::{BrokerData, BrokerId, QueueData, RegisterBrokerBody, TopicQueueMappingInfo};
+
+use super::liveness::LiveTable;
+use super::ConnId;
+
+mod query;
+mod register;
+mod unregister;
+
+#[cfg(test)]
+mod test_util;
+#[cfg(test)]
+mod tests_evict;
+#[cfg(test)]
+mod tests_query;
+#[cfg(test)]
+mod tests_register;
+
+pub use query::filter_by_zone;
+
+/// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RouteSettings {
+    pub delete_topic_with_broker_registration: bool,
+    pub notify_min_broker_id_changed: bool,
+}
+
+/// A REGISTER_BROKER request, decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterBroker {
+    pub cluster_name: String,
+    pub broker_addr: String,
+    pub broker_name: String,
+    pub broker_id: BrokerId,
+    pub ha_server_addr: String,
+    /// `__ZONE_NAME`.
+    pub zone_name: Option<String>,
+    /// `heartbeatTimeoutMillis`; `None` → 120 s.
+    pub heartbeat_timeout_ms: Option<i64>,
+    /// `None` marks a 4.x ("old version") broker.
+    pub enable_acting_master: Option<bool>,
+    pub body: RegisterBrokerBody,
+    /// The connection the registration came on; closing it evicts the broker.
+    pub conn: Option<ConnId>,
+}
+
+/// What a successful registration answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegisterResult {
+    /// Set for a slave whose group has a live master: the master's haServerAddr and address.
+    pub ha_server_addr: Option<String>,
+    pub master_addr: Option<String>,
+    /// 905 notifications to send (only with `notify_min_broker_id_changed`).
+    pub notices: Vec<MinBrokerIdNotice>,
+}
+
+/// `None` from `register_broker` = refused ("register broker failed", §5.3 step 7).
+pub type RegisterOutcome = Option<RegisterResult>;
+
+/// An UNREGISTER_BROKER request or an eviction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnregisterBroker {
+    pub cluster_name: String,
+    pub broker_addr: String,
+    pub broker_name: String,
+    pub broker_id: BrokerId,
+}
+
+/// One outbound NOTIFY_MIN_BROKER_ID_CHANGE (905) to `target` (a broker address).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MinBrokerIdNotice {
+    pub target: String,
+    pub min_broker_id: BrokerId,
+    pub min_broker_addr: String,
+    pub offline_broker_addr: Option<String>,
+    pub ha_broker_addr: Option<String>,
+}
+
+/// Why brokers left the tables, for logs and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EvictionCause {
+    Unregistered,
+    Expired,
+    ConnectionClosed,
+}
+
+/// What an expiry scan did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expired {
+    pub evicted: Vec<UnregisterBroker>,
+    /// Connections of the expired brokers, to be closed (Java closes the channel too).
+    pub close: Vec<ConnId>,
+    pub notices: Vec<MinBrokerIdNotice>,
+}
+
+/// Which unit-topic list (311 / 312 / 313).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitTopicKind {
+    Unit,
+    HasUnitSub,
+    HasUnitSubUnUnit,
+}
+
+/// One topic: brokerName → QueueData. Small (one entry per broker group), replaced whole when it changes.
+pub type TopicEntry = BTreeMap<Arc<str>, QueueData>;
+
+/// One topic's static-topic mappings: bname → info.
+pub type MappingEntry = BTreeMap<String, Arc<TopicQueueMappingInfo>>;
+
+/// brokerAddr → filter servers, for one cluster.
+pub type FilterServers = OrdMap<Arc<str>, Arc<Vec<String>>>;
+
+/// The writer-owned tables: the readable `RouteView` being edited in place (persistent maps, so edits copy only
+/// the touched paths) and the writer-private live table.
+#[derive(Clone, Debug, Default)]
+pub struct RouteTables {
+    view: RouteView,
+    live: LiveTable,
+    generation: u64,
+}
+
+/// The immutable read side. Every field is a persistent map: cloning is O(1) and shares everything.
+#[derive(Clone, Debug, Default)]
+pub struct RouteView {
+    /// topic → brokerName → QueueData (`topicQueueTable`).
+    topics: OrdMap<Arc<str>, Arc<TopicEntry>>,
+    /// brokerName → topics with a QueueData of it: the reverse of `topics`, so broker-wide operations and
+    /// GET_TOPICS_BY_CLUSTER visit only the broker's topics.
+    broker_topics: OrdMap<Arc<str>, OrdSet<Arc<str>>>,
+    /// brokerName → BrokerData (`brokerAddrTable`), shared by every route that names it.
+    brokers: OrdMap<Arc<str>, Arc<BrokerData>>,
+    /// clusterName → broker names (`clusterAddrTable`).
+    clusters: OrdMap<Arc<str>, OrdSet<Arc<str>>>,
+    /// clusterName → brokerAddr → filter servers (`filterServerTable`).
+    filter_servers: OrdMap<Arc<str>, FilterServers>,
+    /// topic → mappings (`topicQueueMappingInfoTable`); never cleaned, as in Java.
+    mappings: OrdMap<Arc<str>, Arc<MappingEntry>>,
+}
+
+impl RouteTables {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// O(1): the current state as an immutable view.
+    pub fn view(&self) -> RouteView {
+        self.view.clone()
+    }
+
+    /// Bumped whenever the readable view changed; heartbeats, QUERY_DATA_VERSION and re-registrations that changed
+    /// nothing visible leave it alone, so the writer publishes only when it moved.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Number of live brokers (metrics, logs).
+    pub fn live_broker_count(&self) -> usize {
+        self.live.len()
+    }
+
+    fn bump(&mut self) {
+        self.generation += 1;
+    }
+
+    /// Puts a QueueData unless an equal one is there; only then is the topic's entry replaced.
+    fn put_queue(&mut self, topic: &str, qd: QueueData) {
+        let (key, mut entry) = match self.view.topics.get_key_value(topic) {
+            Some((_, e)) if e.get(&qd.broker_name) == Some(&qd) => return,
+            Some((k, e)) => (k.clone(), TopicEntry::clone(e)),
+            None => (Arc::from(topic), TopicEntry::new()),
+        };
+        let name = qd.broker_name.clone();
+        if entry.insert(name.clone(), qd).is_none() {
+            self.view
+                .broker_topics
+                .entry(name)
+                .or_default()
+                .insert(key.clone());
+        }
+        self.view.topics.insert(key, Arc::new(entry));
+        self.bump();
+    }
+
+    /// Removes one QueueData, dropping the topic when it empties.
+    fn remove_queue(&mut self, topic: &str, broker_name: &str) {
+        let Some((key, entry)) = self.view.topics.get_key_value(topic) else {
+            return;
+        };
+        if !entry.contains_key(broker_name) {
+            return;
+        }
+        let key = key.clone();
+        let mut entry = TopicEntry::clone(entry);
+        entry.remove(broker_name);
+        if entry.is_empty() {
+            self.view.topics.remove(topic);
+        } else {
+            self.view.topics.insert(key, Arc::new(entry));
+        }
+        if let Some(set) = self.view.broker_topics.get_mut(broker_name) {
+            set.remove(topic);
+            if set.is_empty() {
+                self.view.broker_topics.remove(broker_name);
+            }
+        }
+        self.bump();
+    }
+
+    /// Rewrites the perm of every QueueData of a broker name; returns the number of topics that have one.
+    fn map_perm_of_broker(&mut self, broker_name: &str, f: impl Fn(i32) -> i32) -> i32 {
+        let topics = self.topics_of_broker(broker_name);
+        for t in &topics {
+            if let Some(qd) = self.view.topics.get(t).and_then(|e| e.get(broker_name)) {
+                let perm = f(qd.perm);
+                if perm != qd.perm {
+                    let qd = QueueData { perm, ..qd.clone() };
+                    self.put_queue(t, qd);
+                }
+            }
+        }
+        topics.len() as i32
+    }
+
+    fn topics_of_broker(&self, broker_name: &str) -> Vec<Arc<str>> {
+        self.view
+            .broker_topics
+            .get(broker_name)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Stores a BrokerData unless an equal one is there.
+    fn put_broker(&mut self, bd: BrokerData) {
+        if self.view.brokers.get(&*bd.broker_name).map(|b| &**b) == Some(&bd) {
+            return;
+        }
+        self.view
+            .brokers
+            .insert(bd.broker_name.clone(), Arc::new(bd));
+        self.bump();
+    }
+
+    fn remove_broker(&mut self, broker_name: &str) {
+        if self.view.brokers.remove(broker_name).is_some() {
+            self.bump();
+        }
+    }
+
+    fn add_to_cluster(&mut self, cluster: &Arc<str>, broker_name: &Arc<str>) {
+        if self
+            .view
+            .clusters
+            .get(&**cluster)
+            .is_some_and(|s| s.contains(&**broker_name))
+        {
+            return;
+        }
+        self.view
+            .clusters
+            .entry(cluster.clone())
+            .or_default()
+            .insert(broker_name.clone());
+        self.bump();
+    }
+
+    /// Removes a broker name from a cluster, and the cluster when it empties.
+    fn remove_from_cluster(&mut self, cluster: &str, broker_name: &str) {
+        let Some(set) = self.view.clusters.get_mut(cluster) else {
+            return;
+        };
+        if set.remove(broker_name).is_none() {
+            return;
+        }
+        if set.is_empty() {
+            self.view.clusters.remove(cluster);
+        }
+        self.bump();
+    }
+
+    fn set_filter_servers(&mut self, cluster: &Arc<str>, addr: &Arc<str>, list: Vec<String>) {
+        let cur = self
+            .view
+            .filter_servers
+            .get(&**cluster)
+            .and_then(|m| m.get(&**addr));
+        if cur.is_some_and(|l| **l == list) {
+            return;
+        }
+        self.view
+            .filter_servers
+            .entry(cluster.clone())
+            .or_default()
+            .insert(addr.clone(), Arc::new(list));
+        self.bump();
+    }
+
+    fn remove_filter_servers(&mut self, cluster: &str, addr: &str) {
+        let Some(m) = self.view.filter_servers.get_mut(cluster) else {
+            return;
+        };
+        if m.remove(addr).is_none() {
+            return;
+        }
+        if m.is_empty() {
+            self.view.filter_servers.remove(cluster);
+        }
+        self.bump();
+    }
+
+    fn put_mapping(&mut self, topic: &str, bname: String, info: TopicQueueMappingInfo) {
+        let cur = self.view.mappings.get(topic);
+        if cur.and_then(|m| m.get(&bname)).is_some_and(|i| **i == info) {
+            return;
+        }
+        let mut entry = cur.map(|m| MappingEntry::clone(m)).unwrap_or_default();
+        entry.insert(bname, Arc::new(info));
+        self.view.mappings.insert(Arc::from(topic), Arc::new(entry));
+        self.bump();
+    }
+}
+
+impl RouteView {
+    /// The identity of a topic's entry, to check that unrelated topics were not rebuilt.
+    #[doc(hidden)]
+    pub fn topic_entry_ptr(&self, topic: &str) -> Option<*const ()> {
+        self.topics.get(topic).map(|e| Arc::as_ptr(e) as *const ())
+    }
+
+    /// The identity of a broker group's record.
+    #[doc(hidden)]
+    pub fn broker_data_ptr(&self, broker_name: &str) -> Option<*const ()> {
+        self.brokers
+            .get(broker_name)
+            .map(|b| Arc::as_ptr(b) as *const ())
+    }
+}

@@ -1,0 +1,218 @@
+//! Reads on a `RouteView`: routes (§5.7), zone filtering (§5.8), cluster info and the topic lists.
+//!
+//! Java iterates hash maps; we answer in name order, which clients do not depend on and tests can rely on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::model::{
+    perm, sys_flag, BrokerData, BrokerMemberGroup, ClusterInfo, TopicList, TopicRouteData,
+    SYNC_BROKER_MEMBER_TOPIC_PREFIX,
+};
+
+use super::{RouteView, UnitTopicKind};
+
+const MASTER_ID: i64 = 0;
+
+impl RouteView {
+    /// §5.7 including the acting-master rewrite when `support_acting_master`; no order conf, no zone filter.
+    pub fn route(&self, topic: &str, support_acting_master: bool) -> Option<TopicRouteData> {
+        let entry = self.topics.get(topic)?;
+        let mut route = TopicRouteData {
+            queue_datas: entry.values().cloned().collect(),
+            ..TopicRouteData::default()
+        };
+        for name in entry.keys() {
+            let Some(bd) = self.brokers.get(name) else {
+                continue;
+            };
+            route.broker_datas.push(bd.clone());
+            // Java puts null lists for addresses without filter servers; fastjson omits them.
+            if let Some(fs) = self.filter_servers.get(&*bd.cluster) {
+                for addr in bd.broker_addrs.values() {
+                    if let Some(list) = fs.get(addr.as_str()) {
+                        route
+                            .filter_server_table
+                            .insert(addr.clone(), (**list).clone());
+                    }
+                }
+            }
+        }
+        if route.broker_datas.is_empty() {
+            return None;
+        }
+        route.topic_queue_mapping_by_broker = self.mappings.get(topic).map(|m| (**m).clone());
+        if support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_TOPIC_PREFIX) {
+            rewrite_acting_masters(&mut route);
+        }
+        Some(route)
+    }
+
+    pub fn cluster_info(&self) -> ClusterInfo {
+        ClusterInfo {
+            broker_addr_table: self
+                .brokers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            cluster_addr_table: self
+                .clusters
+                .iter()
+                .map(|(c, names)| (c.clone(), names.iter().cloned().collect()))
+                .collect(),
+        }
+    }
+
+    /// 901: looked up by broker name only; `cluster`/`broker_name` echo the request.
+    pub fn broker_member_group(
+        &self,
+        cluster: Option<&str>,
+        broker_name: Option<&str>,
+    ) -> BrokerMemberGroup {
+        BrokerMemberGroup {
+            cluster: cluster.map(str::to_owned),
+            broker_name: broker_name.map(str::to_owned),
+            broker_addrs: broker_name
+                .and_then(|n| self.brokers.get(n))
+                .map(|bd| bd.broker_addrs.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn all_topics(&self) -> TopicList {
+        TopicList {
+            topic_list: self.topics.keys().cloned().collect(),
+            broker_addr: None,
+        }
+    }
+
+    /// Topics with a QueueData of any broker name of the cluster, each once (Java may repeat a topic hosted by
+    /// several of the cluster's groups).
+    pub fn topics_by_cluster(&self, cluster: &str) -> TopicList {
+        let mut topics: BTreeSet<Arc<str>> = BTreeSet::new();
+        if let Some(names) = self.clusters.get(cluster) {
+            for name in names {
+                if let Some(ts) = self.broker_topics.get(name) {
+                    topics.extend(ts.iter().cloned());
+                }
+            }
+        }
+        TopicList {
+            topic_list: topics.into_iter().collect(),
+            broker_addr: None,
+        }
+    }
+
+    /// 304: each cluster name followed by its broker names, and the first address of the first group (by name)
+    /// that has one.
+    pub fn system_topics(&self) -> TopicList {
+        let mut topic_list = Vec::new();
+        for (c, names) in &self.clusters {
+            topic_list.push(c.clone());
+            topic_list.extend(names.iter().cloned());
+        }
+        let broker_addr = self
+            .brokers
+            .values()
+            .find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
+        TopicList {
+            topic_list,
+            broker_addr,
+        }
+    }
+
+    /// 311–313, judged by the QueueData of the smallest broker name.
+    pub fn unit_topics(&self, kind: UnitTopicKind) -> TopicList {
+        let keep = |flag: i32| {
+            let unit = flag & sys_flag::UNIT != 0;
+            let unit_sub = flag & sys_flag::UNIT_SUB != 0;
+            match kind {
+                UnitTopicKind::Unit => unit,
+                UnitTopicKind::HasUnitSub => unit_sub,
+                UnitTopicKind::HasUnitSubUnUnit => unit_sub && !unit,
+            }
+        };
+        TopicList {
+            topic_list: self
+                .topics
+                .iter()
+                .filter(|(_, e)| e.values().next().is_some_and(|qd| keep(qd.topic_sys_flag)))
+                .map(|(t, _)| t.clone())
+                .collect(),
+            broker_addr: None,
+        }
+    }
+
+    pub fn topic_count(&self) -> usize {
+        self.topics.len()
+    }
+}
+
+/// §5.7: when some group of the route has no master, groups that enable acting master and whose queue data is not
+/// writable show their smallest-id member as id 0.
+fn rewrite_acting_masters(route: &mut TopicRouteData) {
+    let headless =
+        |bd: &BrokerData| !bd.broker_addrs.is_empty() && !bd.broker_addrs.contains_key(&MASTER_ID);
+    if !route.broker_datas.iter().any(|bd| headless(bd)) {
+        return;
+    }
+    for bd in &mut route.broker_datas {
+        if !headless(bd) || !bd.enable_acting_master {
+            continue;
+        }
+        // Java looks at the first QueueData of the group; none means no rewrite.
+        let read_only = route
+            .queue_datas
+            .iter()
+            .find(|qd| qd.broker_name == bd.broker_name)
+            .is_some_and(|qd| qd.perm & perm::WRITE == 0);
+        if read_only {
+            let bd = Arc::make_mut(bd);
+            if let Some((_, addr)) = bd.broker_addrs.pop_first() {
+                bd.broker_addrs.insert(MASTER_ID, addr);
+            }
+        }
+    }
+}
+
+/// §5.8: keep broker groups with no master or in `zone` (case-insensitive), drop the rest with their queue data and
+/// filter servers.
+pub fn filter_by_zone(route: &mut TopicRouteData, zone: &str) {
+    let mut dropped: BTreeMap<Arc<str>, Arc<BrokerData>> = BTreeMap::new();
+    route.broker_datas.retain(|bd| {
+        let keep = !bd.broker_addrs.contains_key(&MASTER_ID)
+            || bd
+                .zone_name
+                .as_deref()
+                .is_some_and(|z| java_equals_ignore_case(z, zone));
+        if !keep {
+            dropped.insert(bd.broker_name.clone(), bd.clone());
+        }
+        keep
+    });
+    route
+        .queue_datas
+        .retain(|qd| !dropped.contains_key(&qd.broker_name));
+    for bd in dropped.values() {
+        for addr in bd.broker_addrs.values() {
+            route.filter_server_table.remove(addr);
+        }
+    }
+}
+
+/// Java `String.equalsIgnoreCase`: per UTF-16 unit, equal after upper- or lower-casing.
+fn java_equals_ignore_case(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<u16>, Vec<u16>) = (a.encode_utf16().collect(), b.encode_utf16().collect());
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(&x, &y)| {
+            if x == y {
+                return true;
+            }
+            let (Some(cx), Some(cy)) = (char::from_u32(x.into()), char::from_u32(y.into())) else {
+                return false;
+            };
+            let up = |c: char| c.to_uppercase().next().unwrap_or(c);
+            let low = |c: char| c.to_lowercase().next().unwrap_or(c);
+            up(cx) == up(cy) || low(up(cx)) == low(up(cy))
+        })
+}

@@ -1,0 +1,316 @@
+//! Writes that add or change routes: REGISTER_BROKER (§5.3), keep-alive (§5.4), perms (§5.9), topic admin (§5.10).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use crate::model::{perm, BrokerData, DataVersion, QueueData};
+
+use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
+use super::{
+    MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
+};
+
+const MASTER_ID: i64 = 0;
+
+impl RouteTables {
+    /// §5.3. `now_ms` stamps the live entry.
+    pub fn register_broker(
+        &mut self,
+        req: RegisterBroker,
+        now_ms: i64,
+        s: RouteSettings,
+    ) -> RegisterOutcome {
+        let cluster: Arc<str> = Arc::from(req.cluster_name.as_str());
+        let addr: Arc<str> = Arc::from(req.broker_addr.as_str());
+        let id = req.broker_id;
+
+        // 1. The cluster lists the name even if the registration is refused below.
+        let existing = self.view.brokers.get(req.broker_name.as_str()).cloned();
+        let name: Arc<str> = existing
+            .as_ref()
+            .map(|b| b.broker_name.clone())
+            .unwrap_or_else(|| Arc::from(req.broker_name.as_str()));
+        self.add_to_cluster(&cluster, &name);
+
+        // 2–3. Work on a copy; it is stored (if it differs) at every exit.
+        let mut register_first = existing.is_none();
+        let mut bd = match existing {
+            Some(b) => BrokerData::clone(&b),
+            None => BrokerData {
+                cluster: cluster.clone(),
+                broker_name: name.clone(),
+                broker_addrs: BTreeMap::new(),
+                zone_name: None,
+                enable_acting_master: false,
+            },
+        };
+        let old_version_broker = req.enable_acting_master.is_none();
+        bd.enable_acting_master = req.enable_acting_master.unwrap_or(false);
+        bd.zone_name = req.zone_name.clone();
+
+        // 4.
+        let prev_min = bd.min_broker().map_or(0, |(i, _)| i);
+        let min_changed = id < prev_min;
+
+        // 5. One entry per address: a host switching role keeps only its new id.
+        bd.broker_addrs
+            .retain(|i, a| *i == id || a.as_str() != &*addr);
+
+        // 6. A stale registrant for an id held by a newer (higher stateVersion) broker is ignored.
+        if let Some(old_addr) = bd.broker_addrs.get(&id) {
+            if old_addr.as_str() != &*addr {
+                let newer = self.live.get(&cluster, old_addr).is_some_and(|l| {
+                    l.data_version.state_version > req.body.data_version.state_version
+                });
+                if newer {
+                    self.live.remove(&cluster, &addr);
+                    self.put_broker(bd);
+                    return Some(RegisterResult::default());
+                }
+            }
+        }
+
+        // 7. A single-topic registration cannot introduce a new member.
+        if !bd.broker_addrs.contains_key(&id) && req.body.topic_configs.len() == 1 {
+            self.put_broker(bd);
+            return None;
+        }
+
+        // 8.
+        let old = bd.broker_addrs.insert(id, req.broker_addr.clone());
+        register_first |= old.map_or(true, |a| a.is_empty());
+
+        // 9.
+        let is_master = id == MASTER_ID;
+        let is_prime_slave =
+            !old_version_broker && !is_master && bd.min_broker().is_some_and(|(m, _)| m == id);
+        self.put_broker(bd);
+
+        // 10.
+        if is_master || is_prime_slave {
+            self.apply_topic_table(
+                &req,
+                &cluster,
+                &addr,
+                &name,
+                register_first,
+                is_prime_slave,
+                s,
+            );
+        }
+
+        // 11. Replaces the whole entry, connection included.
+        self.live.insert(
+            &cluster,
+            &addr,
+            BrokerLive {
+                last_update_ms: now_ms,
+                timeout_ms: req
+                    .heartbeat_timeout_ms
+                    .unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS),
+                data_version: req.body.data_version,
+                conn: req.conn,
+                ha_server_addr: req.ha_server_addr.clone(),
+            },
+        );
+
+        // 12.
+        match &req.body.filter_server_list {
+            Some(l) if l.is_empty() => self.remove_filter_servers(&cluster, &addr),
+            Some(l) => self.set_filter_servers(&cluster, &addr, l.clone()),
+            None => {}
+        }
+
+        // 13.
+        let mut result = RegisterResult::default();
+        let bd = self.view.brokers.get(&*name).cloned().expect("just stored");
+        if id != MASTER_ID {
+            if let Some(master_addr) = bd.broker_addrs.get(&MASTER_ID) {
+                if let Some(master) = self.live.get(&cluster, master_addr) {
+                    result.ha_server_addr = Some(master.ha_server_addr.clone());
+                    result.master_addr = Some(master_addr.clone());
+                }
+            }
+        }
+
+        // 14.
+        if min_changed && s.notify_min_broker_id_changed {
+            result.notices =
+                min_id_notices(&bd.broker_addrs, None, Some(req.ha_server_addr.clone()));
+        }
+        Some(result)
+    }
+
+    /// §5.3 step 10, for a master or a prime slave.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_topic_table(
+        &mut self,
+        req: &RegisterBroker,
+        cluster: &str,
+        addr: &str,
+        name: &Arc<str>,
+        register_first: bool,
+        is_prime_slave: bool,
+        s: RouteSettings,
+    ) {
+        let body = &req.body;
+        if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
+            let keep: HashSet<&str> = body
+                .topic_configs
+                .iter()
+                .map(|t| t.topic_name.as_str())
+                .collect();
+            for t in self.topics_of_broker(name) {
+                if !keep.contains(&*t) {
+                    self.remove_queue(&t, name);
+                }
+            }
+        }
+
+        // Read before step 11 replaces the live entry.
+        let version_changed = self
+            .live
+            .get(cluster, addr)
+            .map_or(true, |l| l.data_version != body.data_version);
+        for tc in &body.topic_configs {
+            let changed = register_first
+                || version_changed
+                || self
+                    .view
+                    .topics
+                    .get(tc.topic_name.as_str())
+                    .map_or(true, |e| !e.contains_key(&**name));
+            if !changed {
+                continue;
+            }
+            let mut p = tc.perm;
+            if is_prime_slave {
+                p &= !perm::WRITE;
+            }
+            let qd = QueueData {
+                broker_name: name.clone(),
+                read_queue_nums: tc.read_queue_nums,
+                write_queue_nums: tc.write_queue_nums,
+                perm: p,
+                topic_sys_flag: tc.topic_sys_flag,
+            };
+            self.put_queue(&tc.topic_name, qd);
+        }
+
+        if version_changed || register_first {
+            for (topic, info) in &body.mapping_infos {
+                // Java keys by the info's own bname; one without it is filed under the registering group.
+                let bname = info.bname.clone().unwrap_or_else(|| name.to_string());
+                self.put_mapping(topic, bname, info.clone());
+            }
+        }
+    }
+
+    /// BROKER_HEARTBEAT: refresh the live entry if it exists; `false` when unknown.
+    pub fn heartbeat(&mut self, cluster: &str, addr: &str, now_ms: i64) -> bool {
+        self.live.touch(cluster, addr, now_ms)
+    }
+
+    /// QUERY_DATA_VERSION: (`changed`, the stored DataVersion if a live entry exists); refreshes the entry.
+    pub fn query_data_version(
+        &mut self,
+        cluster: &str,
+        addr: &str,
+        dv: &DataVersion,
+        now_ms: i64,
+    ) -> (bool, Option<DataVersion>) {
+        let stored = self.live.get(cluster, addr).map(|l| l.data_version);
+        self.live.touch(cluster, addr, now_ms);
+        (stored.as_ref() != Some(dv), stored)
+    }
+
+    /// 205: clear the write bit; returns the number of topics touched.
+    pub fn wipe_write_perm(&mut self, broker_name: &str) -> i32 {
+        self.map_perm_of_broker(broker_name, |p| p & !perm::WRITE)
+    }
+
+    /// 327: perm = 6; returns the number of topics touched.
+    pub fn add_write_perm(&mut self, broker_name: &str) -> i32 {
+        self.map_perm_of_broker(broker_name, |_| perm::READ_WRITE)
+    }
+
+    /// 216, with or without a cluster name. Static-topic mappings stay, as in Java.
+    pub fn delete_topic(&mut self, topic: &str, cluster_name: Option<&str>) {
+        match cluster_name {
+            Some(c) if !c.is_empty() => {
+                let names: Vec<Arc<str>> = self
+                    .view
+                    .clusters
+                    .get(c)
+                    .map(|s| s.iter().cloned().collect())
+                    .unwrap_or_default();
+                for n in names {
+                    self.remove_queue(topic, &n);
+                }
+            }
+            _ => {
+                let names: Vec<Arc<str>> = self
+                    .view
+                    .topics
+                    .get(topic)
+                    .map(|e| e.keys().cloned().collect())
+                    .unwrap_or_default();
+                for n in names {
+                    self.remove_queue(topic, &n);
+                }
+            }
+        }
+    }
+
+    /// 217: an existing topic takes queue datas in order up to the first unknown broker name; a new topic takes
+    /// them only if every broker name is known.
+    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<QueueData>) {
+        let known = |t: &Self, qd: &QueueData| t.view.brokers.contains_key(&*qd.broker_name);
+        if !self.view.topics.contains_key(topic) && !queue_datas.iter().all(|qd| known(self, qd)) {
+            return;
+        }
+        for qd in queue_datas {
+            if !known(self, &qd) {
+                return;
+            }
+            // Share the registered name's allocation.
+            let name = self
+                .view
+                .brokers
+                .get_key_value(&*qd.broker_name)
+                .map(|(k, _)| k.clone())
+                .expect("known");
+            self.put_queue(
+                topic,
+                QueueData {
+                    broker_name: name,
+                    ..qd
+                },
+            );
+        }
+    }
+}
+
+/// §5.11: the 905 messages for a group whose minimum id changed. `addrs` is the group after the change.
+pub(super) fn min_id_notices(
+    addrs: &BTreeMap<i64, String>,
+    offline: Option<String>,
+    ha: Option<String>,
+) -> Vec<MinBrokerIdNotice> {
+    let Some((&min_id, min_addr)) = addrs.iter().next() else {
+        return Vec::new();
+    };
+    // A registration tells the others about the new minimum; an unregistration tells everyone left.
+    let tell_all = offline.is_some() || addrs.len() == 1;
+    addrs
+        .iter()
+        .filter(|(i, _)| tell_all || **i != min_id)
+        .map(|(_, target)| MinBrokerIdNotice {
+            target: target.clone(),
+            min_broker_id: min_id,
+            min_broker_addr: min_addr.clone(),
+            offline_broker_addr: offline.clone(),
+            ha_broker_addr: ha.clone(),
+        })
+        .collect()
+}
