@@ -1,0 +1,109 @@
+//! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
+//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and reply normalisation (`normalize`).
+//!
+//! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
+//! `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod client;
+pub mod java;
+pub mod normalize;
+pub mod ours;
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// A port that was free a moment ago: bind `127.0.0.1:0` and release it.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local_addr").port()
+}
+
+/// Waits until `addr` accepts a TCP connection. Fails early when `child` exits, or after `timeout`; on failure the
+/// panic message carries `what`, the reason and the tail of `log`.
+pub(crate) fn wait_until_accepting(
+    what: &str,
+    child: &mut Child,
+    addr: SocketAddr,
+    timeout: Duration,
+    log: &Path,
+) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "{what} exited with {status} before accepting on {addr}\n--- log {} ---\n{}",
+                log.display(),
+                tail(log, 100)
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} did not accept connections on {addr} within {timeout:?}\n--- log {} ---\n{}",
+                log.display(),
+                tail(log, 100)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last `lines` lines of a text file (lossy UTF-8), or a note that it could not be read.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let mut bytes = Vec::new();
+    match std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
+        Ok(_) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let all: Vec<&str> = text.lines().collect();
+            all[all.len().saturating_sub(lines)..].join("\n")
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+/// Spawns a shell watchdog that SIGKILLs `pid` as soon as this test process is gone, so a JVM or server never
+/// outlives a test binary that was itself killed (no unwinding, no `Drop`). The returned child is the watchdog; kill
+/// it once `pid` has been stopped normally.
+pub(crate) fn spawn_watchdog(pid: u32) -> Option<Child> {
+    let me = std::process::id();
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {me} 2>/dev/null && kill -0 {pid} 2>/dev/null; do sleep 1; done; kill -9 {pid} 2>/dev/null"
+        ))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+}
+
+/// Writes a Java properties file: one `key=value` per line (values must not need escaping; tests use plain paths).
+pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
+    let mut text = String::new();
+    for (k, v) in props {
+        assert!(
+            !v.contains('\n') && !v.contains('\\'),
+            "property {k} needs escaping: {v:?}"
+        );
+        text.push_str(k);
+        text.push('=');
+        text.push_str(v);
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// Kills a child process and reaps it, ignoring errors (already dead).
+pub(crate) fn kill_and_reap(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
