@@ -80,7 +80,7 @@ impl Broker<'_> {
         cmd
     }
 
-    fn unregister(&self, c: &mut Client) -> RemotingCommand {
+    fn unregister(&self) -> RemotingCommand {
         new_cmd(RequestCode::UNREGISTER_BROKER)
             .with_ext("brokerName", self.name)
             .with_ext("brokerAddr", self.addr)
@@ -292,7 +292,7 @@ fn malformed_frames_close_only_their_connection() {
         let mut bad = fx.client();
         bad.send_raw(&bytes);
         bad.expect_closed(Duration::from_secs(5));
-        let r = healthy.request(healthy.new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO));
+        let r = healthy.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO));
         assert_eq!(r.code, ResponseCode::SUCCESS, "after {name}");
     }
 }
