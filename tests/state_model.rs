@@ -312,7 +312,7 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
 
     #[test]
     fn route_tables_match_the_reference_model(
