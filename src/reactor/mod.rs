@@ -426,14 +426,28 @@ mod tests {
     #[test]
     fn full_writer_queue_answers_system_busy() {
         let config = Arc::new(Config::default());
-        let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(Default::default(), config)));
+        let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(
+            Default::default(),
+            config,
+        )));
         let (writer, writer_rx) = crossbeam_channel::bounded(1);
         let (events, _events_rx) = crossbeam_channel::unbounded();
         let (_inbox_tx, inbox) = crossbeam_channel::unbounded();
-        let id = ConnId { reactor: 0, token: 0, gen: 1 };
+        let id = ConnId {
+            reactor: 0,
+            token: 0,
+            gen: 1,
+        };
         let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
-        let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-        writer.try_send(WriteCommand { origin: Origin::new(id, &filler), op }).unwrap();
+        let op = WriteOp::WipeWritePerm {
+            broker_name: "b".into(),
+        };
+        writer
+            .try_send(WriteCommand {
+                origin: Origin::new(id, &filler),
+                op,
+            })
+            .unwrap();
         let shared = Shared {
             cell,
             writer,
@@ -449,13 +463,18 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared).unwrap();
-        let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
+        let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9)
+            .with_ext("brokerName", "b");
         let started = std::time::Instant::now();
         let resp = reactor.handle(id, &req).expect("an immediate answer");
         assert!(started.elapsed() < Duration::from_secs(1));
         assert_eq!(resp.code, ResponseCode::SYSTEM_BUSY);
         assert_eq!(resp.remark.as_deref(), Some(OVERLOAD_REMARK));
         assert_eq!(resp.opaque, 9);
-        assert_eq!(writer_rx.len(), 1, "nothing was queued behind the full queue");
+        assert_eq!(
+            writer_rx.len(),
+            1,
+            "nothing was queued behind the full queue"
+        );
     }
 }
