@@ -178,10 +178,7 @@ config_table! {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("cannot parse config file {path}: {reason}")]
     Parse { path: PathBuf, reason: String },
 }
@@ -190,14 +187,8 @@ impl Config {
     /// Reads a `-c` file: known keys set, unparsable values and unknown keys reported in the returned warnings
     /// (Java ignores both silently), and `configStorePath` becomes the file's path (Java does the same).
     pub fn from_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.into(),
-            source,
-        })?;
-        let pairs = props::parse(&text).map_err(|reason| ConfigError::Parse {
-            path: path.into(),
-            reason,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        let pairs = props::parse(&text).map_err(|reason| ConfigError::Parse { path: path.into(), reason })?;
         let mut config = Config::default();
         let warnings = config.apply(&pairs);
         config.config_store_path = path.to_string_lossy().into_owned();
@@ -212,9 +203,7 @@ impl Config {
                 Ok(true) => {}
                 Ok(false) => warnings.push(format!("ignoring unparsable value for {k}: {v:?}")),
                 Err(UnknownKey) => {
-                    warnings.push(format!(
-                        "unknown configuration key {k} (kept, has no effect)"
-                    ));
+                    warnings.push(format!("unknown configuration key {k} (kept, has no effect)"));
                     self.extra.insert(k.clone(), v.trim().to_string());
                 }
             }
@@ -252,22 +241,11 @@ impl Config {
 
     /// UPDATE_NAMESRV_CONFIG's black list: the fixed keys plus the `configBlackList` setting.
     pub fn black_list(&self) -> Vec<String> {
-        let mut list: Vec<String> = [
-            "configBlackList",
-            "configStorePath",
-            "kvConfigPath",
-            "rocketmqHome",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        list.extend(
-            self.config_black_list
-                .split(';')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from),
-        );
+        let mut list: Vec<String> = ["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        list.extend(self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
         list
     }
 
@@ -276,9 +254,7 @@ impl Config {
         if self.reactor_threads > 0 {
             self.reactor_threads
         } else {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         }
     }
 }
@@ -327,10 +303,7 @@ mod tests {
 
     #[test]
     fn black_list_has_fixed_and_configured_keys() {
-        let c = Config {
-            config_black_list: "listenPort;".into(),
-            ..Config::default()
-        };
+        let c = Config { config_black_list: "listenPort;".into(), ..Config::default() };
         let bl = c.black_list();
         assert!(bl.contains(&"kvConfigPath".to_string()));
         assert!(bl.contains(&"rocketmqHome".to_string()));

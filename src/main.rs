@@ -33,10 +33,9 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
     let (config, warnings) = match &args.config_file {
@@ -65,10 +64,7 @@ fn main() -> ExitCode {
         }
     };
     // Java prints this line to stdout; start scripts grep for it.
-    println!(
-        "The Name Server boot success. serializeType=JSON, address={}",
-        handle.local_addr()
-    );
+    println!("The Name Server boot success. serializeType=JSON, address={}", handle.local_addr());
 
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(s) => s,

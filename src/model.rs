@@ -85,10 +85,7 @@ pub struct BrokerData {
 impl BrokerData {
     /// The address of the smallest broker id, if any (Java `selectBrokerAddr` prefers the master = smallest).
     pub fn min_broker(&self) -> Option<(BrokerId, &str)> {
-        self.broker_addrs
-            .iter()
-            .next()
-            .map(|(id, a)| (*id, a.as_str()))
+        self.broker_addrs.iter().next().map(|(id, a)| (*id, a.as_str()))
     }
 }
 

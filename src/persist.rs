@@ -22,10 +22,7 @@ pub fn bak_path(path: &Path) -> PathBuf {
 
 /// Atomically replaces `path` with `bytes` (see the module doc).
 pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     if path.exists() {
         // The backup is a convenience copy for operators; the main file never depends on it.
@@ -33,11 +30,7 @@ pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     let tmp = with_suffix(path, ".tmp");
     {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
+        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
@@ -52,17 +45,9 @@ pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read KV config file {path}: {source} (previous version, if any: {bak})")]
-    Read {
-        path: PathBuf,
-        bak: PathBuf,
-        source: io::Error,
-    },
+    Read { path: PathBuf, bak: PathBuf, source: io::Error },
     #[error("KV config file {path} is not valid: {reason} (previous version, if any: {bak})")]
-    Invalid {
-        path: PathBuf,
-        bak: PathBuf,
-        reason: String,
-    },
+    Invalid { path: PathBuf, bak: PathBuf, reason: String },
 }
 
 /// Loads `kvConfig.json`. A missing file is an empty table (like Java); an unreadable or invalid one is an error
@@ -72,24 +57,16 @@ pub fn load_kv(path: &Path) -> Result<KvTable, LoadError> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(KvTable::default()),
-        Err(source) => {
-            return Err(LoadError::Read {
-                path: path.into(),
-                bak,
-                source,
-            })
-        }
+        Err(source) => return Err(LoadError::Read { path: path.into(), bak, source }),
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(KvTable::default());
     }
-    body::decode_kv_config_file(&bytes)
-        .map(KvTable::from_map)
-        .map_err(|e| LoadError::Invalid {
-            path: path.into(),
-            bak,
-            reason: e.to_string(),
-        })
+    body::decode_kv_config_file(&bytes).map(KvTable::from_map).map_err(|e| LoadError::Invalid {
+        path: path.into(),
+        bak,
+        reason: e.to_string(),
+    })
 }
 
 /// Saves the KV table in Java's format.

@@ -25,10 +25,7 @@ pub enum StartError {
     #[error("invalid listen address {0}")]
     Address(String),
     #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: String,
-        source: std::io::Error,
-    },
+    Bind { addr: String, source: std::io::Error },
     #[error(transparent)]
     Kv(#[from] LoadError),
     #[error("cannot start a thread: {0}")]
@@ -90,15 +87,9 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let config = Arc::new(config);
     let reactors = config.reactor_count().max(1);
     let listeners = bind_listeners(&config, reactors)?;
-    let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind {
-        addr: addr_text(&config),
-        source: e,
-    })?;
+    let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
 
-    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(
-        kv.clone(),
-        config.clone(),
-    )));
+    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
     let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
     let (events_tx, events_rx) = unbounded();
     let (stop_tx, stop_rx) = bounded(1);
@@ -116,50 +107,29 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
     };
 
-    let cores = if config.pin_threads {
-        core_affinity::get_core_ids().unwrap_or_default()
-    } else {
-        Vec::new()
-    };
+    let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
     let mut parts = Vec::with_capacity(reactors);
     let mut links = Vec::with_capacity(reactors);
     for listener in listeners {
         let (inbox_tx, inbox_rx) = unbounded();
         let poll = mio::Poll::new().map_err(StartError::Thread)?;
-        let waker = Arc::new(
-            mio::Waker::new(poll.registry(), crate::reactor::WAKER).map_err(StartError::Thread)?,
-        );
-        links.push(ReactorLink {
-            inbox: inbox_tx,
-            waker,
-        });
+        let waker = Arc::new(mio::Waker::new(poll.registry(), crate::reactor::WAKER).map_err(StartError::Thread)?);
+        links.push(ReactorLink { inbox: inbox_tx, waker });
         parts.push((poll, listener, inbox_rx));
     }
-    let shared = Shared {
-        peers: Arc::new(links.clone()),
-        ..shared
-    };
+    let shared = Shared { peers: Arc::new(links.clone()), ..shared };
     let wakers: Vec<_> = links.iter().map(|l| l.waker.clone()).collect();
     let mut threads = Vec::with_capacity(reactors + 1);
     let mut built = Vec::with_capacity(reactors);
     for (i, (poll, listener, inbox_rx)) in parts.into_iter().enumerate() {
-        let reactor =
-            Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone()).map_err(|e| {
-                StartError::Bind {
-                    addr: addr_text(&config),
-                    source: e,
-                }
-            })?;
+        let reactor = Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone())
+            .map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
         built.push(reactor);
     }
     drop(shared);
 
     let writer = Writer::new(kv, config.clone(), cell.clone(), links, clock);
-    let inputs = WriterInputs {
-        commands: writer_rx,
-        events: events_rx,
-        stop: stop_rx,
-    };
+    let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
     threads.push(
         std::thread::Builder::new()
             .name("namesrv-writer".into())
@@ -167,11 +137,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             .map_err(StartError::Thread)?,
     );
     for (i, reactor) in built.into_iter().enumerate() {
-        let core = if cores.is_empty() {
-            None
-        } else {
-            Some(cores[i % cores.len()])
-        };
+        let core = if cores.is_empty() { None } else { Some(cores[i % cores.len()]) };
         let t = std::thread::Builder::new()
             .name(format!("namesrv-reactor-{i}"))
             .spawn(move || {
@@ -186,14 +152,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         threads.push(t);
     }
     info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
-    Ok(ServerHandle {
-        local_addr,
-        cell,
-        shutdown,
-        stop_writer: stop_tx,
-        wakers,
-        threads,
-    })
+    Ok(ServerHandle { local_addr, cell, shutdown, stop_writer: stop_tx, wakers, threads })
 }
 
 fn addr_text(config: &Config) -> String {
@@ -204,24 +163,12 @@ fn addr_text(config: &Config) -> String {
 /// (SO_REUSEPORT would let a second server bind the same port silently, which a drop-in must not allow).
 fn bind_listeners(config: &Config, n: usize) -> Result<Vec<TcpListener>, StartError> {
     let text = addr_text(config);
-    let addr: SocketAddr = text
-        .parse()
-        .map_err(|_| StartError::Address(text.clone()))?;
-    let backlog = if config.server_socket_backlog > 0 {
-        config.server_socket_backlog
-    } else {
-        1024
-    };
-    let first = bind_one(addr, backlog).map_err(|source| StartError::Bind {
-        addr: text.clone(),
-        source,
-    })?;
+    let addr: SocketAddr = text.parse().map_err(|_| StartError::Address(text.clone()))?;
+    let backlog = if config.server_socket_backlog > 0 { config.server_socket_backlog } else { 1024 };
+    let first = bind_one(addr, backlog).map_err(|source| StartError::Bind { addr: text.clone(), source })?;
     let mut out = Vec::with_capacity(n);
     for _ in 1..n {
-        out.push(first.try_clone().map_err(|source| StartError::Bind {
-            addr: text.clone(),
-            source,
-        })?);
+        out.push(first.try_clone().map_err(|source| StartError::Bind { addr: text.clone(), source })?);
     }
     out.insert(0, first);
     Ok(out)

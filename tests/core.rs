@@ -30,26 +30,14 @@ fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
         reactor_threads: 2,
         pin_threads: false,
         scan_not_active_broker_interval: 10,
-        kv_config_path: dir
-            .path()
-            .join("kvConfig.json")
-            .to_string_lossy()
-            .into_owned(),
-        config_store_path: dir
-            .path()
-            .join("namesrv.properties")
-            .to_string_lossy()
-            .into_owned(),
+        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
+        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
         ..Config::default()
     };
     tweak(&mut config);
     let clock = ManualClock::new(T0);
     let server = server::start_with_clock(config, clock.clone()).expect("server starts");
-    Fixture {
-        server,
-        clock,
-        _dir: dir,
-    }
+    Fixture { server, clock, _dir: dir }
 }
 
 impl Fixture {
@@ -69,18 +57,10 @@ struct Broker<'a> {
 impl Broker<'_> {
     fn register(&self, topics: &[&str], counter: i64, version: i32) -> RemotingCommand {
         let body = RegisterBrokerBody {
-            data_version: DataVersion {
-                counter,
-                state_version: 0,
-                timestamp: T0,
-            },
+            data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
             topic_configs: topics
                 .iter()
-                .map(|t| TopicConfig {
-                    read_queue_nums: 4,
-                    write_queue_nums: 4,
-                    ..TopicConfig::with_defaults(*t)
-                })
+                .map(|t| TopicConfig { read_queue_nums: 4, write_queue_nums: 4, ..TopicConfig::with_defaults(*t) })
                 .collect(),
             mapping_infos: vec![],
             filter_server_list: Some(vec![]),
@@ -94,10 +74,7 @@ impl Broker<'_> {
             .with_ext("brokerId", self.id.to_string())
             .with_ext("enableActingMaster", "false")
             .with_ext("compressed", "false")
-            .with_ext(
-                "bodyCrc32",
-                namesrv::handlers::broker::crc32_masked(&bytes).to_string(),
-            )
+            .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
             .with_body(bytes);
         cmd.version = version;
         cmd
@@ -112,18 +89,8 @@ impl Broker<'_> {
     }
 }
 
-const MASTER: Broker = Broker {
-    cluster: "DefaultCluster",
-    name: "broker-a",
-    addr: "127.0.0.1:10911",
-    id: 0,
-};
-const SLAVE: Broker = Broker {
-    cluster: "DefaultCluster",
-    name: "broker-a",
-    addr: "127.0.0.2:10911",
-    id: 1,
-};
+const MASTER: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:10911", id: 0 };
+const SLAVE: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.2:10911", id: 1 };
 
 fn route(c: &mut Client, topic: &str, version: i32, encoding: SerializeType) -> RemotingCommand {
     let mut cmd = new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic);
@@ -135,10 +102,7 @@ fn route(c: &mut Client, topic: &str, version: i32, encoding: SerializeType) -> 
 /// A request with a fresh opaque (unique across the test binary).
 fn new_cmd(code: i32) -> RemotingCommand {
     static NEXT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
-    RemotingCommand::request(
-        code,
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-    )
+    RemotingCommand::request(code, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 fn body_text(r: &RemotingCommand) -> String {
@@ -165,11 +129,7 @@ fn register_route_reregister_unregister() {
 
     let r = broker.request(MASTER.register(&["TopicTest", "T2"], 1, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
-    assert_eq!(
-        r.ext_fields.as_ref().map(|e| e.len()),
-        Some(0),
-        "a master gets extFields:{{}}"
-    );
+    assert_eq!(r.ext_fields.as_ref().map(|e| e.len()), Some(0), "a master gets extFields:{{}}");
 
     // Standard dialect for version >= 401: quoted brokerAddrs keys.
     let r = route(&mut client, "TopicTest", 513, SerializeType::Json);
@@ -181,15 +141,10 @@ fn register_route_reregister_unregister() {
     // Default dialect below 401: bare keys. And a ROCKETMQ-encoded request gets a ROCKETMQ-encoded answer.
     let r = route(&mut client, "TopicTest", 317, SerializeType::RocketMq);
     assert_eq!(r.serialize_type, SerializeType::RocketMq);
-    assert!(
-        body_text(&r).contains(r#""brokerAddrs":{0:"127.0.0.1:10911"}"#),
-        "{}",
-        body_text(&r)
-    );
+    assert!(body_text(&r).contains(r#""brokerAddrs":{0:"127.0.0.1:10911"}"#), "{}", body_text(&r));
     // acceptStandardJsonOnly switches an old client to the standard dialect.
-    let mut cmd = new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC)
-        .with_ext("topic", "T2")
-        .with_ext("acceptStandardJsonOnly", "true");
+    let mut cmd =
+        new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "T2").with_ext("acceptStandardJsonOnly", "true");
     cmd.version = 317;
     assert!(body_text(&client.request(cmd)).contains(r#"{"0":"#));
 
@@ -202,10 +157,7 @@ fn register_route_reregister_unregister() {
     // Changed data version with a new topic set: the new topic appears.
     let r = broker.request(MASTER.register(&["TopicTest", "T2", "T3"], 2, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS);
-    assert_eq!(
-        route(&mut client, "T3", 513, SerializeType::Json).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(route(&mut client, "T3", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
 
     let r = broker.request(MASTER.unregister());
     assert_eq!(r.code, ResponseCode::SUCCESS);
@@ -225,20 +177,13 @@ fn slave_registration_gets_master_and_ha_address() {
     let fx = start(|_| {});
     let mut m = fx.client();
     let mut s = fx.client();
-    assert_eq!(
-        m.request(MASTER.register(&["T", "TBW102"], 1, 513)).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(m.request(MASTER.register(&["T", "TBW102"], 1, 513)).code, ResponseCode::SUCCESS);
     let r = s.request(SLAVE.register(&["T", "TBW102"], 1, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS);
     assert_eq!(r.ext("masterAddr"), Some("127.0.0.1:10911"));
     assert_eq!(r.ext("haServerAddr"), Some("127.0.0.1:10912"));
     let r = route(&mut m, "T", 513, SerializeType::Json);
-    assert!(
-        body_text(&r).contains(r#"{"0":"127.0.0.1:10911","1":"127.0.0.2:10911"}"#),
-        "{}",
-        body_text(&r)
-    );
+    assert!(body_text(&r).contains(r#"{"0":"127.0.0.1:10911","1":"127.0.0.2:10911"}"#), "{}", body_text(&r));
 }
 
 #[test]
@@ -246,30 +191,15 @@ fn connection_close_evicts_only_the_current_connection() {
     let fx = start(|_| {});
     let mut client = fx.client();
     let mut old = fx.client();
-    assert_eq!(
-        old.request(MASTER.register(&["T", "TBW102"], 1, 513)).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(old.request(MASTER.register(&["T", "TBW102"], 1, 513)).code, ResponseCode::SUCCESS);
     let mut new = fx.client();
-    assert_eq!(
-        new.request(MASTER.register(&["T", "TBW102"], 1, 513)).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(new.request(MASTER.register(&["T", "TBW102"], 1, 513)).code, ResponseCode::SUCCESS);
     drop(old);
     // The old connection no longer owns the live entry: the broker stays.
     std::thread::sleep(Duration::from_millis(30));
-    assert_eq!(
-        route(&mut client, "T", 513, SerializeType::Json).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
     drop(new);
-    assert!(eventually(Duration::from_secs(5), || route(
-        &mut client,
-        "T",
-        513,
-        SerializeType::Json
-    )
-    .code
+    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
         == ResponseCode::TOPIC_NOT_EXIST));
 }
 
@@ -283,10 +213,7 @@ fn silent_broker_expires_after_its_timeout() {
     assert_eq!(broker.request(cmd).code, ResponseCode::SUCCESS);
     fx.clock.advance_ms(9_000);
     std::thread::sleep(Duration::from_millis(40)); // several 10 ms scans
-    assert_eq!(
-        route(&mut client, "T", 513, SerializeType::Json).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
     // A heartbeat refreshes the entry.
     let hb = broker.request(
         new_cmd(RequestCode::BROKER_HEARTBEAT)
@@ -296,18 +223,9 @@ fn silent_broker_expires_after_its_timeout() {
     assert_eq!(hb.code, ResponseCode::SUCCESS);
     fx.clock.advance_ms(9_000);
     std::thread::sleep(Duration::from_millis(40));
-    assert_eq!(
-        route(&mut client, "T", 513, SerializeType::Json).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
     fx.clock.advance_ms(2_000);
-    assert!(eventually(Duration::from_secs(5), || route(
-        &mut client,
-        "T",
-        513,
-        SerializeType::Json
-    )
-    .code
+    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
         == ResponseCode::TOPIC_NOT_EXIST));
     // Java closes the expired broker's channel too.
     broker.expect_closed(Duration::from_secs(5));
@@ -317,12 +235,7 @@ fn silent_broker_expires_after_its_timeout() {
 fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
     let fx = start(|_| {});
     let mut broker = fx.client();
-    assert_eq!(
-        broker
-            .request(MASTER.register(&["T", "TBW102"], 1, 513))
-            .code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(broker.request(MASTER.register(&["T", "TBW102"], 1, 513)).code, ResponseCode::SUCCESS);
     let mut c = fx.client();
     let mut expected = Vec::new();
     let mut bytes = bytes::BytesMut::new();
@@ -330,8 +243,7 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
         let mut cmd = if i % 3 == 0 {
             new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)
         } else {
-            new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC)
-                .with_ext("topic", if i % 2 == 0 { "T" } else { "missing" })
+            new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", if i % 2 == 0 { "T" } else { "missing" })
         };
         if i % 5 == 0 {
             cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
@@ -348,11 +260,7 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
     }
     for (opaque, code, missing) in expected {
         let r = &got[&opaque];
-        let want = if missing {
-            ResponseCode::TOPIC_NOT_EXIST
-        } else {
-            ResponseCode::SUCCESS
-        };
+        let want = if missing { ResponseCode::TOPIC_NOT_EXIST } else { ResponseCode::SUCCESS };
         assert_eq!(r.code, want, "opaque {opaque} code {code}");
     }
     c.expect_silence(Duration::from_millis(50));
@@ -363,10 +271,7 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
     c.expect_silence(Duration::from_millis(50));
     let r = c.request(new_cmd(9999));
     assert_eq!(r.code, ResponseCode::REQUEST_CODE_NOT_SUPPORTED);
-    assert_eq!(
-        r.remark.as_deref(),
-        Some(" request type 9999 not supported")
-    );
+    assert_eq!(r.remark.as_deref(), Some(" request type 9999 not supported"));
     assert_eq!(r.flag & 1, 1);
 }
 
@@ -382,30 +287,12 @@ fn malformed_frames_close_only_their_connection() {
     let mut healthy = fx.client();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("zero length", vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
-        (
-            "over the limit",
-            vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0],
-        ),
-        (
-            "header beyond frame",
-            [&[0, 0, 0, 8, 0, 0, 0, 100][..], b"{}{}"].concat(),
-        ),
-        (
-            "header type 2",
-            [&[0, 0, 0, 6, 2, 0, 0, 2][..], b"{}"].concat(),
-        ),
-        (
-            "bad JSON",
-            [&[0, 0, 0, 13, 0, 0, 0, 9][..], b"{\"code\":}"].concat(),
-        ),
-        (
-            "JSON null",
-            [&[0, 0, 0, 8, 0, 0, 0, 4][..], b"null"].concat(),
-        ),
-        (
-            "truncated binary header",
-            [&[0, 0, 0, 9, 1, 0, 0, 5][..], &[0, 105, 0, 1, 0xdf][..]].concat(),
-        ),
+        ("over the limit", vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ("header beyond frame", [&[0, 0, 0, 8, 0, 0, 0, 100][..], b"{}{}"].concat()),
+        ("header type 2", [&[0, 0, 0, 6, 2, 0, 0, 2][..], b"{}"].concat()),
+        ("bad JSON", [&[0, 0, 0, 13, 0, 0, 0, 9][..], b"{\"code\":}"].concat()),
+        ("JSON null", [&[0, 0, 0, 8, 0, 0, 0, 4][..], b"null"].concat()),
+        ("truncated binary header", [&[0, 0, 0, 9, 1, 0, 0, 5][..], &[0, 105, 0, 1, 0xdf][..]].concat()),
     ];
     for (name, bytes) in cases {
         let mut bad = fx.client();
@@ -430,11 +317,7 @@ fn publish_before_reply_across_reactors() {
         assert_eq!(r.code, ResponseCode::SUCCESS);
         // Whatever reactor serves the reader, the route must already be there.
         for reader in readers.iter_mut() {
-            assert_eq!(
-                route(reader, &topic, 513, SerializeType::Json).code,
-                ResponseCode::SUCCESS,
-                "{topic}"
-            );
+            assert_eq!(route(reader, &topic, 513, SerializeType::Json).code, ResponseCode::SUCCESS, "{topic}");
         }
     }
 }
@@ -443,10 +326,7 @@ fn publish_before_reply_across_reactors() {
 fn heartbeat_and_query_data_version_do_not_publish() {
     let fx = start(|_| {});
     let mut b = fx.client();
-    assert_eq!(
-        b.request(MASTER.register(&["T", "TBW102"], 7, 513)).code,
-        ResponseCode::SUCCESS
-    );
+    assert_eq!(b.request(MASTER.register(&["T", "TBW102"], 7, 513)).code, ResponseCode::SUCCESS);
     let generation = fx.server.snapshot().generation;
     let r = b.request(
         new_cmd(RequestCode::BROKER_HEARTBEAT)
@@ -466,9 +346,7 @@ fn heartbeat_and_query_data_version_do_not_publish() {
     let r = b.request(q(dv));
     assert_eq!(r.ext("changed"), Some("false"));
     assert_eq!(body_text(&r), std::str::from_utf8(dv).unwrap());
-    let r = b.request(q(
-        br#"{"counter":8,"stateVersion":0,"timestamp":1700000000000}"#,
-    ));
+    let r = b.request(q(br#"{"counter":8,"stateVersion":0,"timestamp":1700000000000}"#));
     assert_eq!(r.ext("changed"), Some("true"));
     assert_eq!(fx.server.snapshot().generation, generation);
 }

@@ -3,7 +3,6 @@
 //! the deliberate ones in `ALLOWED` (each documented in `docs/compatibility.md`).
 //!
 //! Needs Java 17 and Maven (the jars are fetched once into `~/.cache/namesrv-peers` by `tests/peers/fetch.sh`).
-//! Set `NAMESRV_SKIP_JAVA_PEERS=1` to skip.
 
 mod support;
 
@@ -16,7 +15,7 @@ use namesrv::protocol::body::encode_register_broker_body;
 use namesrv::protocol::{RemotingCommand, SerializeType};
 
 use support::client::Client;
-use support::java::{skip_java_peers, JavaNamesrv, JAVA_5X};
+use support::java::{JavaNamesrv, JAVA_5X};
 use support::normalize::{line_diff, normalize, Body, Canon, Normalized};
 use support::ours::OurNamesrv;
 
@@ -79,17 +78,11 @@ struct Check {
 }
 
 fn code(c: i32) -> Check {
-    Check {
-        java_code: Some(c),
-        exact_body: false,
-    }
+    Check { java_code: Some(c), exact_body: false }
 }
 
 fn exact(c: i32) -> Check {
-    Check {
-        java_code: Some(c),
-        exact_body: true,
-    }
+    Check { java_code: Some(c), exact_body: true }
 }
 
 struct Side {
@@ -101,9 +94,7 @@ struct Side {
 impl Side {
     fn conn(&mut self, name: &'static str) -> &mut Client {
         let addr = self.addr;
-        self.conns
-            .entry(name)
-            .or_insert_with(|| Client::connect(addr))
+        self.conns.entry(name).or_insert_with(|| Client::connect(addr))
     }
 }
 
@@ -127,13 +118,7 @@ impl Run {
     }
 
     /// Sends `cmd` on connection `conn` of both servers and compares the replies. Returns Java's reply.
-    fn exchange(
-        &mut self,
-        name: &str,
-        conn: &'static str,
-        cmd: RemotingCommand,
-        check: Check,
-    ) -> Normalized {
+    fn exchange(&mut self, name: &str, conn: &'static str, cmd: RemotingCommand, check: Check) -> Normalized {
         let j = normalize(&self.java.conn(conn).request(cmd.clone()));
         let o = normalize(&self.ours.conn(conn).request(cmd.clone()));
         self.compare(name, &cmd, &j, &o, check);
@@ -186,25 +171,13 @@ impl Run {
         self.compare(name, &cmd, &j, &o, check);
     }
 
-    fn compare(
-        &mut self,
-        name: &str,
-        cmd: &RemotingCommand,
-        j: &Normalized,
-        o: &Normalized,
-        check: Check,
-    ) {
+    fn compare(&mut self, name: &str, cmd: &RemotingCommand, j: &Normalized, o: &Normalized, check: Check) {
         self.steps += 1;
-        let step = Step {
-            name: name.to_string(),
-            request_encoding: cmd.serialize_type,
-        };
+        let step = Step { name: name.to_string(), request_encoding: cmd.serialize_type };
         if let Some(c) = check.java_code {
             if j.code != c {
-                self.failures.push(format!(
-                    "[{name}] the script expected Java to answer {c}, it answered:\n{}",
-                    j.render()
-                ));
+                self.failures
+                    .push(format!("[{name}] the script expected Java to answer {c}, it answered:\n{}", j.render()));
             }
         }
         let mut differing = Vec::new();
@@ -213,11 +186,7 @@ impl Run {
             note(Aspect::Code, j.code.to_string(), o.code.to_string());
         }
         if j.remark != o.remark {
-            note(
-                Aspect::Remark,
-                format!("{:?}", j.remark),
-                format!("{:?}", o.remark),
-            );
+            note(Aspect::Remark, format!("{:?}", j.remark), format!("{:?}", o.remark));
         }
         if j.ext != o.ext {
             note(Aspect::Ext, format!("{:?}", j.ext), format!("{:?}", o.ext));
@@ -226,35 +195,19 @@ impl Run {
             note(Aspect::Body, String::new(), String::new());
         }
         if j.header_encoding != o.header_encoding {
-            note(
-                Aspect::HeaderEncoding,
-                format!("{:?}", j.header_encoding),
-                format!("{:?}", o.header_encoding),
-            );
+            note(Aspect::HeaderEncoding, format!("{:?}", j.header_encoding), format!("{:?}", o.header_encoding));
         }
         if j.version != o.version {
-            note(
-                Aspect::Version,
-                j.version.to_string(),
-                o.version.to_string(),
-            );
+            note(Aspect::Version, j.version.to_string(), o.version.to_string());
         }
         if j.language != o.language {
-            note(
-                Aspect::Language,
-                format!("{:?}", j.language),
-                format!("{:?}", o.language),
-            );
+            note(Aspect::Language, format!("{:?}", j.language), format!("{:?}", o.language));
         }
         if j.flag != o.flag {
             note(Aspect::Flag, j.flag.to_string(), o.flag.to_string());
         }
         if j.key_style != o.key_style {
-            note(
-                Aspect::KeyStyle,
-                format!("{:?}", j.key_style),
-                format!("{:?}", o.key_style),
-            );
+            note(Aspect::KeyStyle, format!("{:?}", j.key_style), format!("{:?}", o.key_style));
         }
         if check.exact_body && j.raw_body != o.raw_body {
             note(
@@ -265,23 +218,15 @@ impl Run {
         }
         let mut unexplained = Vec::new();
         for (aspect, jv, ov) in differing {
-            match ALLOWED
-                .iter()
-                .find(|a| a.aspect == aspect && (a.applies)(&step))
-            {
-                Some(a) => self.allowed.push(format!(
-                    "[{name}] {aspect:?}: java {jv} / ours {ov} (allowed: {})",
-                    a.reason
-                )),
-                None if aspect == Aspect::Body => unexplained.push(format!(
-                    "{aspect:?} differs (- java, + ours):\n{}",
-                    line_diff(&j.render(), &o.render())
-                )),
-                None => unexplained.push(format!(
-                    "{aspect:?}: java {jv}\n{:>w$}ours {ov}",
-                    "",
-                    w = aspect_width(aspect)
-                )),
+            match ALLOWED.iter().find(|a| a.aspect == aspect && (a.applies)(&step)) {
+                Some(a) => {
+                    self.allowed.push(format!("[{name}] {aspect:?}: java {jv} / ours {ov} (allowed: {})", a.reason))
+                }
+                None if aspect == Aspect::Body => unexplained
+                    .push(format!("{aspect:?} differs (- java, + ours):\n{}", line_diff(&j.render(), &o.render()))),
+                None => {
+                    unexplained.push(format!("{aspect:?}: java {jv}\n{:>w$}ours {ov}", "", w = aspect_width(aspect)))
+                }
             }
         }
         if !unexplained.is_empty() {
@@ -314,56 +259,16 @@ struct Broker {
     ha: &'static str,
 }
 
-const MASTER_A: Broker = Broker {
-    cluster: "DiffCluster",
-    name: "broker-a",
-    id: 0,
-    addr: "127.0.0.1:20911",
-    ha: "127.0.0.1:20912",
-};
-const SLAVE_A: Broker = Broker {
-    id: 1,
-    addr: "127.0.0.1:21911",
-    ha: "127.0.0.1:21912",
-    ..MASTER_A
-};
-const SINGLE_X: Broker = Broker {
-    name: "broker-x",
-    addr: "127.0.0.1:22911",
-    ha: "127.0.0.1:22912",
-    ..MASTER_A
-};
-const OLD_49: Broker = Broker {
-    name: "broker-old",
-    addr: "127.0.0.1:23911",
-    ha: "127.0.0.1:23912",
-    ..MASTER_A
-};
-const ZIP: Broker = Broker {
-    name: "broker-z",
-    addr: "127.0.0.1:24911",
-    ha: "127.0.0.1:24912",
-    ..MASTER_A
-};
-const ZIP_49: Broker = Broker {
-    cluster: "OldCluster",
-    name: "broker-z49",
-    addr: "127.0.0.1:25911",
-    ha: "127.0.0.1:25912",
-    ..MASTER_A
-};
-const EMPTY_E: Broker = Broker {
-    name: "broker-e",
-    addr: "127.0.0.1:26911",
-    ha: "127.0.0.1:26912",
-    ..MASTER_A
-};
-const NO_ID: Broker = Broker {
-    name: "broker-noid",
-    addr: "127.0.0.1:27911",
-    ha: "127.0.0.1:27912",
-    ..MASTER_A
-};
+const MASTER_A: Broker =
+    Broker { cluster: "DiffCluster", name: "broker-a", id: 0, addr: "127.0.0.1:20911", ha: "127.0.0.1:20912" };
+const SLAVE_A: Broker = Broker { id: 1, addr: "127.0.0.1:21911", ha: "127.0.0.1:21912", ..MASTER_A };
+const SINGLE_X: Broker = Broker { name: "broker-x", addr: "127.0.0.1:22911", ha: "127.0.0.1:22912", ..MASTER_A };
+const OLD_49: Broker = Broker { name: "broker-old", addr: "127.0.0.1:23911", ha: "127.0.0.1:23912", ..MASTER_A };
+const ZIP: Broker = Broker { name: "broker-z", addr: "127.0.0.1:24911", ha: "127.0.0.1:24912", ..MASTER_A };
+const ZIP_49: Broker =
+    Broker { cluster: "OldCluster", name: "broker-z49", addr: "127.0.0.1:25911", ha: "127.0.0.1:25912", ..MASTER_A };
+const EMPTY_E: Broker = Broker { name: "broker-e", addr: "127.0.0.1:26911", ha: "127.0.0.1:26912", ..MASTER_A };
+const NO_ID: Broker = Broker { name: "broker-noid", addr: "127.0.0.1:27911", ha: "127.0.0.1:27912", ..MASTER_A };
 
 fn topic(name: &str, queues: i32, perm: i32, sys_flag: i32) -> TopicConfig {
     TopicConfig {
@@ -377,11 +282,7 @@ fn topic(name: &str, queues: i32, perm: i32, sys_flag: i32) -> TopicConfig {
 
 fn body(counter: i64, topics: Vec<TopicConfig>) -> RegisterBrokerBody {
     RegisterBrokerBody {
-        data_version: DataVersion {
-            counter,
-            state_version: 0,
-            timestamp: 1_700_000_000_000 + counter,
-        },
+        data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 + counter },
         topic_configs: topics,
         mapping_infos: Vec::new(),
         filter_server_list: Some(Vec::new()),
@@ -389,11 +290,8 @@ fn body(counter: i64, topics: Vec<TopicConfig>) -> RegisterBrokerBody {
 }
 
 fn data_version_json(dv: &DataVersion) -> Vec<u8> {
-    format!(
-        "{{\"counter\":{},\"stateVersion\":{},\"timestamp\":{}}}",
-        dv.counter, dv.state_version, dv.timestamp
-    )
-    .into_bytes()
+    format!("{{\"counter\":{},\"stateVersion\":{},\"timestamp\":{}}}", dv.counter, dv.state_version, dv.timestamp)
+        .into_bytes()
 }
 
 /// `UtilAll.crc32`: IEEE CRC-32 masked to 31 bits.
@@ -418,13 +316,8 @@ struct Reg {
     crc: Crc,
 }
 
-const REG_5X: Reg = Reg {
-    version: 513,
-    encoding: SerializeType::Json,
-    compressed: false,
-    acting_master: Some(false),
-    crc: Crc::Right,
-};
+const REG_5X: Reg =
+    Reg { version: 513, encoding: SerializeType::Json, compressed: false, acting_master: Some(false), crc: Crc::Right };
 
 fn register(run: &mut Run, b: Broker, reg: Reg, bytes: Vec<u8>) -> RemotingCommand {
     let crc = match reg.crc {
@@ -485,22 +378,11 @@ fn start_both() -> (JavaNamesrv, OurNamesrv) {
 
 #[test]
 fn replies_match_java_5x() {
-    if skip_java_peers() {
-        return;
-    }
     let t0 = Instant::now();
     let (java, ours) = start_both();
     let mut run = Run {
-        java: Side {
-            name: "java",
-            addr: java.addr(),
-            conns: BTreeMap::new(),
-        },
-        ours: Side {
-            name: "ours",
-            addr: ours.addr(),
-            conns: BTreeMap::new(),
-        },
+        java: Side { name: "java", addr: java.addr(), conns: BTreeMap::new() },
+        ours: Side { name: "ours", addr: ours.addr(), conns: BTreeMap::new() },
         opaque: 0,
         failures: Vec::new(),
         allowed: Vec::new(),
@@ -523,12 +405,7 @@ fn replies_match_java_5x() {
         }
     }
 
-    eprintln!(
-        "differential: {} steps in {:?}, {} allowed difference(s)",
-        run.steps,
-        t0.elapsed(),
-        run.allowed.len()
-    );
+    eprintln!("differential: {} steps in {:?}, {} allowed difference(s)", run.steps, t0.elapsed(), run.allowed.len());
     for a in &run.allowed {
         eprintln!("  {a}");
     }
@@ -557,91 +434,35 @@ fn script(run: &mut Run) {
     run.exchange("cluster info, empty", "client", c, exact(0));
 
     // --- A 5.x master with a few topics, on its own connection.
-    let a1 = body(
-        1,
-        vec![
-            topic("TopicA", 4, 6, 0),
-            topic("TopicB", 8, 6, 0),
-            topic("TopicC", 4, 4, 0),
-        ],
-    );
+    let a1 = body(1, vec![topic("TopicA", 4, 6, 0), topic("TopicB", 8, 6, 0), topic("TopicC", 4, 4, 0)]);
     let bytes = encode_register_broker_body(&a1, false, 513);
     let c = register(run, MASTER_A, REG_5X, bytes.clone());
-    run.exchange(
-        "register master, JSON header, right CRC",
-        "master",
-        c,
-        code(0),
-    );
-    let c = register(
-        run,
-        MASTER_A,
-        Reg {
-            crc: Crc::Wrong,
-            ..REG_5X
-        },
-        bytes.clone(),
-    );
+    run.exchange("register master, JSON header, right CRC", "master", c, code(0));
+    let c = register(run, MASTER_A, Reg { crc: Crc::Wrong, ..REG_5X }, bytes.clone());
     run.exchange("register master, wrong CRC", "master", c, code(1));
-    let c = register(
-        run,
-        MASTER_A,
-        Reg {
-            crc: Crc::Zero,
-            ..REG_5X
-        },
-        bytes.clone(),
-    );
+    let c = register(run, MASTER_A, Reg { crc: Crc::Zero, ..REG_5X }, bytes.clone());
     run.exchange("register master, CRC 0", "master", c, code(0));
     // A changed DataVersion and a changed topic, ROCKETMQ binary header.
-    let a2 = body(
-        2,
-        vec![
-            topic("TopicA", 4, 6, 0),
-            topic("TopicB", 6, 6, 0),
-            topic("TopicC", 4, 4, 0),
-        ],
-    );
+    let a2 = body(2, vec![topic("TopicA", 4, 6, 0), topic("TopicB", 6, 6, 0), topic("TopicC", 4, 4, 0)]);
     let c = register(
         run,
         MASTER_A,
-        Reg {
-            encoding: SerializeType::RocketMq,
-            ..REG_5X
-        },
+        Reg { encoding: SerializeType::RocketMq, ..REG_5X },
         encode_register_broker_body(&a2, false, 513),
     );
     run.exchange("register master, ROCKETMQ header", "master", c, code(0));
     // Same content from a client that reports version 317.
-    let c = register(
-        run,
-        MASTER_A,
-        Reg {
-            version: 317,
-            ..REG_5X
-        },
-        encode_register_broker_body(&a2, false, 317),
-    );
+    let c = register(run, MASTER_A, Reg { version: 317, ..REG_5X }, encode_register_broker_body(&a2, false, 317));
     run.exchange("register master, version 317", "master", c, code(0));
 
     // --- Its slave: the reply carries masterAddr/haServerAddr; its own topics are ignored.
     let s1 = body(1, vec![topic("TopicA", 4, 6, 0), topic("TopicS", 2, 6, 0)]);
-    let c = register(
-        run,
-        SLAVE_A,
-        REG_5X,
-        encode_register_broker_body(&s1, false, 513),
-    );
+    let c = register(run, SLAVE_A, REG_5X, encode_register_broker_body(&s1, false, 513));
     run.exchange("register slave", "slave", c, code(0));
 
     // --- A never-seen broker whose first registration holds exactly one topic is refused.
     let x1 = body(1, vec![topic("Single", 4, 6, 0)]);
-    let c = register(
-        run,
-        SINGLE_X,
-        REG_5X,
-        encode_register_broker_body(&x1, false, 513),
-    );
+    let c = register(run, SINGLE_X, REG_5X, encode_register_broker_body(&x1, false, 513));
     run.exchange("register single-topic first", "single", c, code(1));
 
     // --- A 4.9 broker: no enableActingMaster, version 409, 4.9 body shape.
@@ -649,51 +470,26 @@ fn script(run: &mut Run) {
     let c = register(
         run,
         OLD_49,
-        Reg {
-            version: 409,
-            acting_master: None,
-            ..REG_5X
-        },
+        Reg { version: 409, acting_master: None, ..REG_5X },
         encode_register_broker_body(&o1, false, 409),
     );
     run.exchange("register 4.9 broker", "old49", c, code(0));
 
     // --- Compressed (zlib) registrations: 5.x layout, and the 4.9 layout (version < 413, no mapping section).
     let z1 = body(1, vec![topic("TopicZ", 3, 6, 0), topic("TopicA", 1, 6, 0)]);
-    let c = register(
-        run,
-        ZIP,
-        Reg {
-            compressed: true,
-            ..REG_5X
-        },
-        encode_register_broker_body(&z1, true, 513),
-    );
+    let c = register(run, ZIP, Reg { compressed: true, ..REG_5X }, encode_register_broker_body(&z1, true, 513));
     run.exchange("register compressed 5.x", "zip", c, code(0));
-    let z2 = body(
-        1,
-        vec![topic("TopicZ49", 3, 6, 1), topic("TopicZ49b", 2, 6, 0)],
-    );
+    let z2 = body(1, vec![topic("TopicZ49", 3, 6, 1), topic("TopicZ49b", 2, 6, 0)]);
     let c = register(
         run,
         ZIP_49,
-        Reg {
-            version: 409,
-            compressed: true,
-            acting_master: None,
-            ..REG_5X
-        },
+        Reg { version: 409, compressed: true, acting_master: None, ..REG_5X },
         encode_register_broker_body(&z2, true, 409),
     );
     run.exchange("register compressed 4.9", "zip49", c, code(0));
 
     // --- Malformed registrations.
-    let mut c = register(
-        run,
-        NO_ID,
-        REG_5X,
-        encode_register_broker_body(&a1, false, 513),
-    );
+    let mut c = register(run, NO_ID, REG_5X, encode_register_broker_body(&a1, false, 513));
     if let Some(ext) = c.ext_fields.as_mut() {
         ext.0.retain(|(k, _)| k != "brokerId");
     }
@@ -703,41 +499,11 @@ fn script(run: &mut Run) {
 
     // --- Routes: dialects, encodings, missing topics.
     for (name, version, std_only, enc, check) in [
-        (
-            "route TopicA v513",
-            513,
-            false,
-            SerializeType::Json,
-            code(0),
-        ),
-        (
-            "route TopicA v317",
-            317,
-            false,
-            SerializeType::Json,
-            code(0),
-        ),
-        (
-            "route TopicA v317 acceptStandardJsonOnly",
-            317,
-            true,
-            SerializeType::Json,
-            code(0),
-        ),
-        (
-            "route TopicA v513 ROCKETMQ header",
-            513,
-            false,
-            SerializeType::RocketMq,
-            code(0),
-        ),
-        (
-            "route TopicA v317 ROCKETMQ header",
-            317,
-            false,
-            SerializeType::RocketMq,
-            code(0),
-        ),
+        ("route TopicA v513", 513, false, SerializeType::Json, code(0)),
+        ("route TopicA v317", 317, false, SerializeType::Json, code(0)),
+        ("route TopicA v317 acceptStandardJsonOnly", 317, true, SerializeType::Json, code(0)),
+        ("route TopicA v513 ROCKETMQ header", 513, false, SerializeType::RocketMq, code(0)),
+        ("route TopicA v317 ROCKETMQ header", 317, false, SerializeType::RocketMq, code(0)),
     ] {
         let mut c = route(run, "TopicA", version);
         if std_only {
@@ -771,13 +537,9 @@ fn script(run: &mut Run) {
     // --- QUERY_DATA_VERSION (master's stored DataVersion is a2's).
     let c = broker_ext(run.req(322), MASTER_A).with_body(data_version_json(&a2.data_version));
     run.exchange("query data version, unchanged", "master", c, exact(0));
-    let c = broker_ext(run.req(322), MASTER_A)
-        .with_body(data_version_json(&body(9, vec![]).data_version));
+    let c = broker_ext(run.req(322), MASTER_A).with_body(data_version_json(&body(9, vec![]).data_version));
     run.exchange("query data version, changed", "master", c, exact(0));
-    let unknown = Broker {
-        addr: "127.0.0.1:29999",
-        ..MASTER_A
-    };
+    let unknown = Broker { addr: "127.0.0.1:29999", ..MASTER_A };
     let c = broker_ext(run.req(322), unknown).with_body(data_version_json(&a2.data_version));
     run.exchange("query data version, unknown broker", "master", c, exact(0));
     let c = broker_ext(run.req(322), MASTER_A);
@@ -800,15 +562,9 @@ fn script(run: &mut Run) {
         .with_ext("brokerAddr", "127.0.0.1:1")
         .with_ext("brokerName", "nobody");
     run.exchange("broker heartbeat, unknown broker", "client", c, exact(0));
-    let c = run
-        .req(901)
-        .with_ext("clusterName", MASTER_A.cluster)
-        .with_ext("brokerName", MASTER_A.name);
+    let c = run.req(901).with_ext("clusterName", MASTER_A.cluster).with_ext("brokerName", MASTER_A.name);
     run.exchange("broker member group, known", "client", c, exact(0));
-    let c = run
-        .req(901)
-        .with_ext("clusterName", "NoCluster")
-        .with_ext("brokerName", "nobody");
+    let c = run.req(901).with_ext("clusterName", "NoCluster").with_ext("brokerName", "nobody");
     run.exchange("broker member group, unknown", "client", c, exact(0));
 
     // --- One-way requests get nothing back (checked through `strays` at the end).
@@ -825,23 +581,11 @@ fn script(run: &mut Run) {
     let c = broker_ext(run.req(104), SLAVE_A);
     run.exchange("unregister slave", "client", c, exact(0));
     let c = route(run, "TopicA", 513);
-    run.poll(
-        "route TopicA after slave unregistered",
-        "client",
-        c,
-        |n| !body_has(n, SLAVE_A.addr),
-        code(0),
-    );
+    run.poll("route TopicA after slave unregistered", "client", c, |n| !body_has(n, SLAVE_A.addr), code(0));
     let c = broker_ext(run.req(104), OLD_49);
     run.exchange("unregister 4.9 broker", "client", c, exact(0));
     let c = route(run, "Topic49", 513);
-    run.poll(
-        "route Topic49 after its only broker unregistered",
-        "client",
-        c,
-        |n| n.code == 17,
-        code(17),
-    );
+    run.poll("route Topic49 after its only broker unregistered", "client", c, |n| n.code == 17, code(17));
     let c = route(run, "TopicA", 317);
     run.exchange("route TopicA after unregistrations", "client", c, code(0));
     let c = broker_ext(run.req(104), ZIP_49);
@@ -854,12 +598,6 @@ fn script(run: &mut Run) {
         |n| is_object(n) && !body_has(n, ZIP_49.cluster),
         code(0),
     );
-    let c = broker_ext(
-        run.req(104),
-        Broker {
-            name: "nobody",
-            ..MASTER_A
-        },
-    );
+    let c = broker_ext(run.req(104), Broker { name: "nobody", ..MASTER_A });
     run.exchange("unregister unknown broker", "client", c, exact(0));
 }

@@ -14,20 +14,11 @@ use model::Model;
 
 const CLUSTERS: [&str; 2] = ["c0", "c1"];
 const NAMES: [&str; 4] = ["b0", "b1", "b2", "ghost"];
-const ADDRS: [&str; 4] = [
-    "10.0.0.1:10911",
-    "10.0.0.2:10911",
-    "10.0.0.3:10911",
-    "10.0.0.4:10911",
-];
+const ADDRS: [&str; 4] = ["10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.3:10911", "10.0.0.4:10911"];
 const TOPICS: [&str; 5] = ["t0", "t1", "t2", "t3", "t4"];
 
 fn conn(i: u8) -> ConnId {
-    ConnId {
-        reactor: 0,
-        token: i as u32,
-        gen: 0,
-    }
+    ConnId { reactor: 0, token: i as u32, gen: 0 }
 }
 
 // ---------------------------------------------------------------- operations
@@ -73,28 +64,12 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     let register = (
         (0..2usize, 0..3usize, 0..3i64, 0..4usize),
-        proptest::collection::vec(
-            (0..5usize, prop_oneof![Just(6), Just(4), Just(7)], 1..3i32),
-            0..5,
-        ),
-        (
-            0..3i64,
-            0..2i64,
-            prop_oneof![Just(None), Just(Some(true)), Just(Some(false))],
-        ),
-        (
-            any::<bool>(),
-            proptest::option::of(0..3u8),
-            proptest::option::of(any::<bool>()),
-        ),
+        proptest::collection::vec((0..5usize, prop_oneof![Just(6), Just(4), Just(7)], 1..3i32), 0..5),
+        (0..3i64, 0..2i64, prop_oneof![Just(None), Just(Some(true)), Just(Some(false))]),
+        (any::<bool>(), proptest::option::of(0..3u8), proptest::option::of(any::<bool>())),
     )
         .prop_map(
-            |(
-                (cluster, name, id, addr),
-                topics,
-                (counter, state_version, acting),
-                (short_timeout, conn, filters),
-            )| {
+            |((cluster, name, id, addr), topics, (counter, state_version, acting), (short_timeout, conn, filters))| {
                 Op::Register {
                     cluster,
                     name,
@@ -154,11 +129,7 @@ fn build_register(op: &Op) -> RegisterBroker {
         heartbeat_timeout_ms: short_timeout.then_some(10_000),
         enable_acting_master: *acting,
         body: RegisterBrokerBody {
-            data_version: DataVersion {
-                counter: *counter,
-                state_version: *state_version,
-                timestamp: 0,
-            },
+            data_version: DataVersion { counter: *counter, state_version: *state_version, timestamp: 0 },
             topic_configs: topics
                 .iter()
                 .map(|(t, perm, q)| TopicConfig {
@@ -169,13 +140,7 @@ fn build_register(op: &Op) -> RegisterBroker {
                 })
                 .collect(),
             mapping_infos: Vec::new(),
-            filter_server_list: filters.map(|f| {
-                if f {
-                    vec![format!("fs-{}", ADDRS[*addr])]
-                } else {
-                    vec![]
-                }
-            }),
+            filter_server_list: filters.map(|f| if f { vec![format!("fs-{}", ADDRS[*addr])] } else { vec![] }),
         },
         conn: c.map(conn),
     }
@@ -188,12 +153,7 @@ fn check_views(model: &Model, real: &RouteTables) -> Result<(), TestCaseError> {
         prop_assert_eq!(v.route(t, true), model.route(t, true), "acting route {}", t);
     }
     prop_assert_eq!(v.cluster_info(), model.cluster_info());
-    let topics: BTreeSet<String> = v
-        .all_topics()
-        .topic_list
-        .iter()
-        .map(|t| t.to_string())
-        .collect();
+    let topics: BTreeSet<String> = v.all_topics().topic_list.iter().map(|t| t.to_string()).collect();
     let expected: BTreeSet<String> = model.topics.keys().cloned().collect();
     prop_assert_eq!(topics, expected);
     prop_assert_eq!(real.live_broker_count(), model.live.len());
@@ -214,12 +174,7 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
                 let expected = model.register(&r, now, s);
                 prop_assert_eq!(real.register_broker(r, now, s), expected);
             }
-            Op::Unregister {
-                cluster,
-                name,
-                id,
-                addr,
-            } => {
+            Op::Unregister { cluster, name, id, addr } => {
                 let req = UnregisterBroker {
                     cluster_name: CLUSTERS[*cluster].into(),
                     broker_addr: ADDRS[*addr].into(),
@@ -235,26 +190,15 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
                 let known = model.live.get_mut(&key).map(|l| l.last = now).is_some();
                 prop_assert_eq!(real.heartbeat(&key.0, &key.1, now), known);
             }
-            Op::QueryDataVersion {
-                cluster,
-                addr,
-                counter,
-            } => {
+            Op::QueryDataVersion { cluster, addr, counter } => {
                 may_change_view = false;
                 let key = (CLUSTERS[*cluster].to_string(), ADDRS[*addr].to_string());
-                let dv = DataVersion {
-                    counter: *counter,
-                    state_version: 0,
-                    timestamp: 0,
-                };
+                let dv = DataVersion { counter: *counter, state_version: 0, timestamp: 0 };
                 let stored = model.live.get(&key).map(|l| l.dv);
                 if let Some(l) = model.live.get_mut(&key) {
                     l.last = now;
                 }
-                prop_assert_eq!(
-                    real.query_data_version(&key.0, &key.1, &dv, now),
-                    (stored != Some(dv), stored)
-                );
+                prop_assert_eq!(real.query_data_version(&key.0, &key.1, &dv, now), (stored != Some(dv), stored));
             }
             Op::ConnectionClosed(c) => {
                 let expected = model.closed(conn(*c), s);
@@ -296,9 +240,7 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
         check_views(&model, &real)?;
         // The generation moves exactly when something readable changed.
         let v = real.view();
-        let same = TOPICS
-            .iter()
-            .all(|t| v.route(t, false) == view_before.route(t, false))
+        let same = TOPICS.iter().all(|t| v.route(t, false) == view_before.route(t, false))
             && v.cluster_info() == view_before.cluster_info();
         if !may_change_view {
             prop_assert_eq!(real.generation(), gen_before, "{:?}", op);

@@ -20,11 +20,7 @@ pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
     };
     let black_list = ctx.snapshot.config.black_list();
     if pairs.iter().any(|(k, _)| black_list.iter().any(|b| b == k)) {
-        return Action::Reply(reply(
-            req,
-            ResponseCode::NO_PERMISSION,
-            Some(BLACK_LISTED.to_string()),
-        ));
+        return Action::Reply(reply(req, ResponseCode::NO_PERMISSION, Some(BLACK_LISTED.to_string())));
     }
     Action::Write(WriteOp::UpdateConfig { pairs })
 }

@@ -20,24 +20,18 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         return Action::Reply(system_error(req, CRC_MISMATCH));
     }
     let max_inflated = ctx.snapshot.config.max_inflated_body;
-    let decoded = match body::decode_register_broker_body(
-        &req.body,
-        req.ext_bool("compressed"),
-        req.version,
-        max_inflated,
-    ) {
-        Ok(b) => b,
-        Err(e) => return Action::Reply(system_error(req, e.to_string())),
-    };
+    let decoded =
+        match body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated) {
+            Ok(b) => b,
+            Err(e) => return Action::Reply(system_error(req, e.to_string())),
+        };
     let Some(broker_id) = req.ext_i64("brokerId") else {
         // Java unboxes a null brokerId and answers SYSTEM_ERROR with the NullPointerException text.
         return Action::Reply(system_error(req, "brokerId is missing or not a number"));
     };
-    let (Some(cluster), Some(addr), Some(name)) = (
-        req.ext("clusterName"),
-        req.ext("brokerAddr"),
-        req.ext("brokerName"),
-    ) else {
+    let (Some(cluster), Some(addr), Some(name)) =
+        (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"))
+    else {
         // Java fails inside its try block before touching a table and still answers SUCCESS.
         return Action::Reply(success(req).with_empty_ext());
     };
@@ -56,11 +50,7 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
 }
 
 /// The writer's answer to a registration: ha/master address for slaves, the order-topic KV table as body.
-pub fn register_reply(
-    req: &RemotingCommand,
-    outcome: RegisterOutcome,
-    snap: &Snapshot,
-) -> RemotingCommand {
+pub fn register_reply(req: &RemotingCommand, outcome: RegisterOutcome, snap: &Snapshot) -> RemotingCommand {
     let Some(result) = outcome else {
         return system_error(req, REGISTER_FAILED).with_empty_ext();
     };
@@ -81,55 +71,47 @@ pub fn register_reply(
 
 /// 104. Java queues it and answers at once; a request missing fields is dropped by the batch later.
 pub fn unregister(req: &RemotingCommand) -> Action {
-    match (
-        req.ext("clusterName"),
-        req.ext("brokerAddr"),
-        req.ext("brokerName"),
-        req.ext_i64("brokerId"),
-    ) {
-        (Some(c), Some(a), Some(n), Some(id)) => {
-            Action::Write(WriteOp::UnregisterBroker(UnregisterBroker {
-                cluster_name: c.to_string(),
-                broker_addr: a.to_string(),
-                broker_name: n.to_string(),
-                broker_id: id,
-            }))
-        }
+    match (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"), req.ext_i64("brokerId")) {
+        (Some(c), Some(a), Some(n), Some(id)) => Action::Write(WriteOp::UnregisterBroker(UnregisterBroker {
+            cluster_name: c.to_string(),
+            broker_addr: a.to_string(),
+            broker_name: n.to_string(),
+            broker_id: id,
+        })),
         _ => Action::Reply(success(req)),
+    }
+}
+
+/// Java dereferences `clusterName`/`brokerAddr` in 904 and 322 and answers a missing one with SYSTEM_ERROR.
+fn live_key(req: &RemotingCommand) -> Result<(String, String), RemotingCommand> {
+    match (req.ext("clusterName"), req.ext("brokerAddr")) {
+        (Some(c), Some(a)) => Ok((c.to_string(), a.to_string())),
+        _ => Err(system_error(req, "clusterName and brokerAddr are required")),
     }
 }
 
 /// 904: refreshes a live entry; unknown brokers are ignored.
 pub fn heartbeat(req: &RemotingCommand) -> Action {
-    match (req.ext("clusterName"), req.ext("brokerAddr")) {
-        (Some(c), Some(a)) => Action::Write(WriteOp::BrokerHeartbeat {
-            cluster: c.to_string(),
-            addr: a.to_string(),
-        }),
-        _ => Action::Reply(success(req)),
+    match live_key(req) {
+        Ok((cluster, addr)) => Action::Write(WriteOp::BrokerHeartbeat { cluster, addr }),
+        Err(resp) => Action::Reply(resp),
     }
 }
 
-/// 322: compares the broker's DataVersion with ours and refreshes its live entry.
+/// 322: compares the broker's DataVersion with ours and refreshes its live entry. No body is no DataVersion,
+/// which Java reports as changed.
 pub fn query_data_version(req: &RemotingCommand) -> Action {
-    if req.body.is_empty() {
-        return Action::Reply(system_error(
-            req,
-            "QUERY_DATA_VERSION needs a DataVersion body",
-        ));
-    }
-    let data_version = match body::decode_data_version(&req.body) {
-        Ok(dv) => dv,
-        Err(e) => return Action::Reply(system_error(req, e.to_string())),
+    let data_version = if req.body.is_empty() {
+        None
+    } else {
+        match body::decode_data_version(&req.body) {
+            Ok(dv) => Some(dv),
+            Err(e) => return Action::Reply(system_error(req, e.to_string())),
+        }
     };
-    match (req.ext("clusterName"), req.ext("brokerAddr")) {
-        (Some(c), Some(a)) => Action::Write(WriteOp::QueryDataVersion {
-            cluster: c.to_string(),
-            addr: a.to_string(),
-            data_version,
-        }),
-        // Java looks up (null, null): no live entry, so "changed" and no body.
-        _ => Action::Reply(success(req).with_ext("changed", "true")),
+    match live_key(req) {
+        Ok((cluster, addr)) => Action::Write(WriteOp::QueryDataVersion { cluster, addr, data_version }),
+        Err(resp) => Action::Reply(resp),
     }
 }
 
@@ -139,8 +121,8 @@ pub fn query_data_version_reply(
     changed: bool,
     stored: Option<crate::model::DataVersion>,
 ) -> RemotingCommand {
-    let mut resp = RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
-        .with_ext("changed", changed.to_string());
+    let mut resp =
+        RemotingCommand::response_to(req, ResponseCode::SUCCESS, None).with_ext("changed", changed.to_string());
     if let Some(dv) = stored {
         resp = resp.with_body(body_of(|out| body::encode_data_version(&dv, out)));
     }

@@ -20,20 +20,13 @@ pub fn put(req: &RemotingCommand) -> Action {
 /// 101.
 pub fn get(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let (ns, key) = (req.ext("namespace"), req.ext("key"));
-    match ns
-        .zip(key)
-        .and_then(|(ns, key)| ctx.snapshot.kv.get(ns, key))
-    {
+    match ns.zip(key).and_then(|(ns, key)| ctx.snapshot.kv.get(ns, key)) {
         Some(value) => Action::Reply(success(req).with_ext("value", value)),
         None => Action::Reply(
             RemotingCommand::response_to(
                 req,
                 ResponseCode::QUERY_NOT_FOUND,
-                Some(format!(
-                    "No config item, Namespace: {} Key: {}",
-                    ns.unwrap_or("null"),
-                    key.unwrap_or("null")
-                )),
+                Some(format!("No config item, Namespace: {} Key: {}", ns.unwrap_or("null"), key.unwrap_or("null"))),
             )
             .with_empty_ext(),
         ),
@@ -43,10 +36,7 @@ pub fn get(ctx: &Ctx, req: &RemotingCommand) -> Action {
 /// 102: always SUCCESS.
 pub fn delete(req: &RemotingCommand) -> Action {
     match (req.ext("namespace"), req.ext("key")) {
-        (Some(ns), Some(key)) => Action::Write(WriteOp::DeleteKv {
-            namespace: ns.to_string(),
-            key: key.to_string(),
-        }),
+        (Some(ns), Some(key)) => Action::Write(WriteOp::DeleteKv { namespace: ns.to_string(), key: key.to_string() }),
         _ => Action::Reply(success(req)),
     }
 }
@@ -55,16 +45,11 @@ pub fn delete(req: &RemotingCommand) -> Action {
 pub fn list(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let ns = req.ext("namespace");
     match ns.and_then(|ns| ctx.snapshot.kv.namespace(ns)) {
-        Some(table) => {
-            Action::Reply(success(req).with_body(body_of(|out| body::encode_kv_table(table, out))))
-        }
+        Some(table) => Action::Reply(success(req).with_body(body_of(|out| body::encode_kv_table(table, out)))),
         None => Action::Reply(RemotingCommand::response_to(
             req,
             ResponseCode::QUERY_NOT_FOUND,
-            Some(format!(
-                "No config item, Namespace: {}",
-                ns.unwrap_or("null")
-            )),
+            Some(format!("No config item, Namespace: {}", ns.unwrap_or("null"))),
         )),
     }
 }

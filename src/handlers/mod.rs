@@ -54,9 +54,9 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Action {
         C::REGISTER_TOPIC_IN_NAMESRV => topic::register_topic(req),
         C::GET_TOPICS_BY_CLUSTER => topic::topics_by_cluster(ctx, req),
         C::GET_SYSTEM_TOPIC_LIST_FROM_NS => topic::system_topics(ctx, req),
-        C::GET_UNIT_TOPIC_LIST
-        | C::GET_HAS_UNIT_SUB_TOPIC_LIST
-        | C::GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST => topic::unit_topics(ctx, req),
+        C::GET_UNIT_TOPIC_LIST | C::GET_HAS_UNIT_SUB_TOPIC_LIST | C::GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST => {
+            topic::unit_topics(ctx, req)
+        }
         C::UPDATE_NAMESRV_CONFIG => admin::update_config(ctx, req),
         C::GET_NAMESRV_CONFIG => admin::get_config(ctx, req),
         code => Action::Reply(reply(

@@ -20,14 +20,11 @@ pub fn topic_not_exist_remark(topic: Option<&str>) -> String {
 pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let snap = ctx.snapshot;
     let config = &snap.config;
-    if config.need_wait_for_service
-        && ctx.now_ms - ctx.started_ms < i64::from(config.wait_seconds_for_service) * 1000
-    {
+    if config.need_wait_for_service && ctx.now_ms - ctx.started_ms < i64::from(config.wait_seconds_for_service) * 1000 {
         return Action::Reply(system_error(req, "name server not ready"));
     }
     let topic = req.ext("topic");
-    let Some(mut route) = topic.and_then(|t| snap.routes.route(t, config.support_acting_master))
-    else {
+    let Some(mut route) = topic.and_then(|t| snap.routes.route(t, config.support_acting_master)) else {
         return Action::Reply(RemotingCommand::response_to(
             req,
             ResponseCode::TOPIC_NOT_EXIST,
@@ -35,16 +32,13 @@ pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
         ));
     };
     if config.order_message_enable {
-        route.order_topic_conf = topic
-            .and_then(|t| snap.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, t))
-            .map(str::to_string);
+        route.order_topic_conf = topic.and_then(|t| snap.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, t)).map(str::to_string);
     }
-    let mut dialect =
-        if req.version >= STANDARD_JSON_SINCE_VERSION || req.ext_bool("acceptStandardJsonOnly") {
-            Dialect::Standard
-        } else {
-            Dialect::Default
-        };
+    let mut dialect = if req.version >= STANDARD_JSON_SINCE_VERSION || req.ext_bool("acceptStandardJsonOnly") {
+        Dialect::Standard
+    } else {
+        Dialect::Default
+    };
     // The zone hook (ZoneRouteRPCHook) filters and always re-encodes in the default dialect.
     if req.ext_bool("__ZONE_MODE") {
         if let Some(zone) = req.ext("__ZONE_NAME").filter(|z| !z.trim().is_empty()) {

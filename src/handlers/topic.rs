@@ -17,9 +17,7 @@ fn list_reply(req: &RemotingCommand, list: &TopicList) -> Action {
 /// 205. A request without `brokerName` matches no queue data in Java: count 0.
 pub fn wipe_write_perm(req: &RemotingCommand) -> Action {
     match req.ext("brokerName") {
-        Some(name) => Action::Write(WriteOp::WipeWritePerm {
-            broker_name: name.to_string(),
-        }),
+        Some(name) => Action::Write(WriteOp::WipeWritePerm { broker_name: name.to_string() }),
         None => Action::Reply(perm_reply(req, 0)),
     }
 }
@@ -27,20 +25,14 @@ pub fn wipe_write_perm(req: &RemotingCommand) -> Action {
 /// 327.
 pub fn add_write_perm(req: &RemotingCommand) -> Action {
     match req.ext("brokerName") {
-        Some(name) => Action::Write(WriteOp::AddWritePerm {
-            broker_name: name.to_string(),
-        }),
+        Some(name) => Action::Write(WriteOp::AddWritePerm { broker_name: name.to_string() }),
         None => Action::Reply(perm_reply(req, 0)),
     }
 }
 
 /// The answer to 205/327: the count under the header key of that code.
 pub fn perm_reply(req: &RemotingCommand, count: i32) -> RemotingCommand {
-    let key = if req.code == C::WIPE_WRITE_PERM_OF_BROKER {
-        "wipeTopicCount"
-    } else {
-        "addTopicCount"
-    };
+    let key = if req.code == C::WIPE_WRITE_PERM_OF_BROKER { "wipeTopicCount" } else { "addTopicCount" };
     success(req).with_ext(key, count.to_string())
 }
 
@@ -57,14 +49,8 @@ pub fn delete_topic(req: &RemotingCommand) -> Action {
     let Some(topic) = req.ext("topic") else {
         return Action::Reply(system_error(req, "topic is null"));
     };
-    let cluster = req
-        .ext("clusterName")
-        .filter(|c| !c.is_empty())
-        .map(str::to_string);
-    Action::Write(WriteOp::DeleteTopic {
-        topic: topic.to_string(),
-        cluster,
-    })
+    let cluster = req.ext("clusterName").filter(|c| !c.is_empty()).map(str::to_string);
+    Action::Write(WriteOp::DeleteTopic { topic: topic.to_string(), cluster })
 }
 
 /// 217: only the body's `queueDatas` are used; no queue data → nothing to do.
@@ -77,10 +63,9 @@ pub fn register_topic(req: &RemotingCommand) -> Action {
         Err(e) => return Action::Reply(system_error(req, e.to_string())),
     };
     match req.ext("topic") {
-        Some(topic) if !queue_datas.is_empty() => Action::Write(WriteOp::RegisterTopic {
-            topic: topic.to_string(),
-            queue_datas,
-        }),
+        Some(topic) if !queue_datas.is_empty() => {
+            Action::Write(WriteOp::RegisterTopic { topic: topic.to_string(), queue_datas })
+        }
         _ => Action::Reply(success(req)),
     }
 }
@@ -90,12 +75,7 @@ pub fn topics_by_cluster(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if !ctx.snapshot.config.enable_topic_list {
         return Action::Reply(system_error(req, DISABLED));
     }
-    list_reply(
-        req,
-        &ctx.snapshot
-            .routes
-            .topics_by_cluster(req.ext("cluster").unwrap_or_default()),
-    )
+    list_reply(req, &ctx.snapshot.routes.topics_by_cluster(req.ext("cluster").unwrap_or_default()))
 }
 
 /// 304: not gated.

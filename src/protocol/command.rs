@@ -20,10 +20,7 @@ pub struct ExtFields(pub Vec<(String, String)>);
 
 impl ExtFields {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
@@ -78,11 +75,7 @@ impl RemotingCommand {
     }
 
     /// The response to `req`: opaque echoed, response bit set, our version and language, the request's encoding.
-    pub fn response_to(
-        req: &RemotingCommand,
-        code: i32,
-        remark: Option<String>,
-    ) -> RemotingCommand {
+    pub fn response_to(req: &RemotingCommand, code: i32, remark: Option<String>) -> RemotingCommand {
         RemotingCommand {
             code,
             language: Some(LanguageCode::Java),
@@ -97,9 +90,7 @@ impl RemotingCommand {
     }
 
     pub fn with_ext(mut self, key: &str, value: impl Into<String>) -> Self {
-        self.ext_fields
-            .get_or_insert_with(ExtFields::default)
-            .insert(key, value);
+        self.ext_fields.get_or_insert_with(ExtFields::default).insert(key, value);
         self
     }
 
@@ -134,8 +125,7 @@ impl RemotingCommand {
 
     /// Java `Integer.parseInt`; missing or unparsable → `None`.
     pub fn ext_i32(&self, key: &str) -> Option<i32> {
-        self.ext(key)
-            .and_then(|v| parse_java_long(v).and_then(|n| i32::try_from(n).ok()))
+        self.ext(key).and_then(|v| parse_java_long(v).and_then(|n| i32::try_from(n).ok()))
     }
 
     /// Java `Boolean` field: `None` when absent, otherwise `Boolean.parseBoolean` (only "true", any case, is true).

@@ -30,11 +30,7 @@ fn escape_non_ascii(text: &str) -> std::borrow::Cow<'_, str> {
             out.pop();
         }
         backslashes = 0;
-        let unit = if u32::from(ch) > 0xFFFF {
-            0xFFFD
-        } else {
-            u32::from(ch)
-        };
+        let unit = if u32::from(ch) > 0xFFFF { 0xFFFD } else { u32::from(ch) };
         out.push_str(&format!("\\u{unit:04X}"));
     }
     std::borrow::Cow::Owned(out)
@@ -57,9 +53,7 @@ mod tests {
     use super::*;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]

@@ -59,9 +59,7 @@ impl Conn {
                     self.input.extend_from_slice(&scratch[..n]);
                     total += n;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return (ReadOutcome::Open, total)
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (ReadOutcome::Open, total),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return (ReadOutcome::Closed, total),
             }

@@ -79,8 +79,7 @@ impl Reactor {
         shared: Shared,
     ) -> io::Result<Reactor> {
         let mut listener = TcpListener::from_std(listener);
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
         let now = shared.clock.now_ms();
         let reactor = Reactor {
             id,
@@ -101,11 +100,7 @@ impl Reactor {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         while !self.shared.shutdown.load(Ordering::Acquire) {
-            let timeout = if self.again.is_empty() {
-                TICK
-            } else {
-                Duration::ZERO
-            };
+            let timeout = if self.again.is_empty() { TICK } else { Duration::ZERO };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     error!(reactor = self.id, error = %e, "poll failed");
@@ -139,11 +134,7 @@ impl Reactor {
     }
 
     fn conn_id(&self, key: usize, gen: u32) -> ConnId {
-        ConnId {
-            reactor: self.id,
-            token: key as u32,
-            gen,
-        }
+        ConnId { reactor: self.id, token: key as u32, gen }
     }
 
     fn accept_all(&mut self) {
@@ -174,28 +165,15 @@ impl Reactor {
     }
 
     /// Takes ownership of an accepted connection; returns its key.
-    fn adopt(
-        &mut self,
-        mut stream: mio::net::TcpStream,
-        peer: std::net::SocketAddr,
-    ) -> Option<usize> {
+    fn adopt(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) -> Option<usize> {
         let entry = self.conns.vacant_entry();
         let key = entry.key();
-        if let Err(e) = self
-            .poll
-            .registry()
-            .register(&mut stream, Token(key), Interest::READABLE)
-        {
+        if let Err(e) = self.poll.registry().register(&mut stream, Token(key), Interest::READABLE) {
             warn!(reactor = self.id, %peer, error = %e, "cannot register connection");
             return None;
         }
         self.next_gen = self.next_gen.wrapping_add(1);
-        entry.insert(Conn::new(
-            stream,
-            peer,
-            self.next_gen,
-            self.shared.clock.now_ms(),
-        ));
+        entry.insert(Conn::new(stream, peer, self.next_gen, self.shared.clock.now_ms()));
         debug!(reactor = self.id, %peer, key, "connection accepted");
         Some(key)
     }
@@ -248,11 +226,7 @@ impl Reactor {
             if cmd.code == RequestCode::REGISTER_BROKER {
                 conn.broker = true;
             }
-            let id = ConnId {
-                reactor: self.id,
-                token: key as u32,
-                gen: conn.gen,
-            };
+            let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
             if let Some(resp) = self.handle(id, &cmd) {
                 if !cmd.is_oneway() {
                     if let Some(conn) = self.conns.get_mut(key) {
@@ -277,28 +251,18 @@ impl Reactor {
             Ok(a) => a,
             Err(_) => {
                 error!(reactor = self.id, code = cmd.code, "handler panicked");
-                return Some(handlers::system_error(
-                    cmd,
-                    format!("internal error handling request code {}", cmd.code),
-                ));
+                return Some(handlers::system_error(cmd, format!("internal error handling request code {}", cmd.code)));
             }
         };
         drop(snapshot);
         match action {
             Action::Reply(r) => Some(r),
-            Action::Write(op) => match self.shared.writer.try_send(WriteCommand {
-                origin: Origin::new(id, cmd),
-                op,
-            }) {
+            Action::Write(op) => match self.shared.writer.try_send(WriteCommand { origin: Origin::new(id, cmd), op }) {
                 Ok(()) => None,
-                Err(TrySendError::Full(_)) => Some(RemotingCommand::response_to(
-                    cmd,
-                    ResponseCode::SYSTEM_BUSY,
-                    Some(OVERLOAD_REMARK.into()),
-                )),
-                Err(TrySendError::Disconnected(_)) => {
-                    Some(handlers::system_error(cmd, "name server is shutting down"))
+                Err(TrySendError::Full(_)) => {
+                    Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
                 }
+                Err(TrySendError::Disconnected(_)) => Some(handlers::system_error(cmd, "name server is shutting down")),
             },
         }
     }
@@ -322,16 +286,8 @@ impl Reactor {
         }
         let pending = !conn.output.is_empty();
         if pending != conn.want_write {
-            let interest = if pending {
-                Interest::READABLE | Interest::WRITABLE
-            } else {
-                Interest::READABLE
-            };
-            if let Err(e) = self
-                .poll
-                .registry()
-                .reregister(&mut conn.stream, Token(key), interest)
-            {
+            let interest = if pending { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+            if let Err(e) = self.poll.registry().reregister(&mut conn.stream, Token(key), interest) {
                 let reason = format!("reregister failed: {e}");
                 self.close(key, &reason);
                 return;
@@ -386,12 +342,8 @@ impl Reactor {
         if idle_ms <= 0 {
             return;
         }
-        let idle: Vec<usize> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| now - c.last_active_ms > idle_ms)
-            .map(|(k, _)| k)
-            .collect();
+        let idle: Vec<usize> =
+            self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
         for key in idle {
             self.close(key, "idle");
         }
@@ -406,10 +358,7 @@ impl Reactor {
         let _ = self.poll.registry().deregister(&mut conn.stream);
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
         if conn.broker {
-            let _ = self
-                .shared
-                .events
-                .send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
+            let _ = self.shared.events.send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
         }
     }
 }
@@ -426,28 +375,14 @@ mod tests {
     #[test]
     fn full_writer_queue_answers_system_busy() {
         let config = Arc::new(Config::default());
-        let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(
-            Default::default(),
-            config,
-        )));
+        let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(Default::default(), config)));
         let (writer, writer_rx) = crossbeam_channel::bounded(1);
         let (events, _events_rx) = crossbeam_channel::unbounded();
         let (_inbox_tx, inbox) = crossbeam_channel::unbounded();
-        let id = ConnId {
-            reactor: 0,
-            token: 0,
-            gen: 1,
-        };
+        let id = ConnId { reactor: 0, token: 0, gen: 1 };
         let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
-        let op = WriteOp::WipeWritePerm {
-            broker_name: "b".into(),
-        };
-        writer
-            .try_send(WriteCommand {
-                origin: Origin::new(id, &filler),
-                op,
-            })
-            .unwrap();
+        let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
+        writer.try_send(WriteCommand { origin: Origin::new(id, &filler), op }).unwrap();
         let shared = Shared {
             cell,
             writer,
@@ -463,18 +398,13 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared).unwrap();
-        let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9)
-            .with_ext("brokerName", "b");
+        let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
         let started = std::time::Instant::now();
         let resp = reactor.handle(id, &req).expect("an immediate answer");
         assert!(started.elapsed() < Duration::from_secs(1));
         assert_eq!(resp.code, ResponseCode::SYSTEM_BUSY);
         assert_eq!(resp.remark.as_deref(), Some(OVERLOAD_REMARK));
         assert_eq!(resp.opaque, 9);
-        assert_eq!(
-            writer_rx.len(),
-            1,
-            "nothing was queued behind the full queue"
-        );
+        assert_eq!(writer_rx.len(), 1, "nothing was queued behind the full queue");
     }
 }

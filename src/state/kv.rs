@@ -12,17 +12,12 @@ pub struct KvTable {
 
 impl KvTable {
     pub fn from_map(map: BTreeMap<String, BTreeMap<String, String>>) -> Self {
-        KvTable {
-            namespaces: map.into_iter().map(|(ns, kv)| (ns, Arc::new(kv))).collect(),
-        }
+        KvTable { namespaces: map.into_iter().map(|(ns, kv)| (ns, Arc::new(kv))).collect() }
     }
 
     /// The whole table as plain maps (for the file).
     pub fn to_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
-        self.namespaces
-            .iter()
-            .map(|(ns, kv)| (ns.clone(), (**kv).clone()))
-            .collect()
+        self.namespaces.iter().map(|(ns, kv)| (ns.clone(), (**kv).clone())).collect()
     }
 
     pub fn namespace(&self, namespace: &str) -> Option<&BTreeMap<String, String>> {
@@ -30,9 +25,7 @@ impl KvTable {
     }
 
     pub fn get(&self, namespace: &str, key: &str) -> Option<&str> {
-        self.namespace(namespace)
-            .and_then(|m| m.get(key))
-            .map(String::as_str)
+        self.namespace(namespace).and_then(|m| m.get(key)).map(String::as_str)
     }
 
     /// PUT_KV_CONFIG. A `None` value removes the key but keeps (or creates) the namespace: Java stores a null that
@@ -100,11 +93,7 @@ mod tests {
     #[test]
     fn publishing_copies_only_the_changed_namespace() {
         let mut kv = KvTable::from_map(
-            [
-                ("A".to_string(), BTreeMap::from([("k".into(), "v".into())])),
-                ("B".to_string(), BTreeMap::new()),
-            ]
-            .into(),
+            [("A".to_string(), BTreeMap::from([("k".into(), "v".into())])), ("B".to_string(), BTreeMap::new())].into(),
         );
         let before = kv.clone();
         kv.put("B", "x", Some("y"));

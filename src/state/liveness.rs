@@ -61,11 +61,7 @@ impl LiveTable {
 
     /// Refreshes `last_update_ms`; `false` when there is no such entry.
     pub fn touch(&mut self, cluster: &str, addr: &str, now_ms: i64) -> bool {
-        match self
-            .by_cluster
-            .get_mut(cluster)
-            .and_then(|m| m.get_mut(addr))
-        {
+        match self.by_cluster.get_mut(cluster).and_then(|m| m.get_mut(addr)) {
             Some(live) => {
                 live.last_update_ms = now_ms;
                 true
@@ -75,27 +71,15 @@ impl LiveTable {
     }
 
     /// Replaces the whole entry (including its connection), returning the previous one.
-    pub fn insert(
-        &mut self,
-        cluster: &Arc<str>,
-        addr: &Arc<str>,
-        live: BrokerLive,
-    ) -> Option<BrokerLive> {
+    pub fn insert(&mut self, cluster: &Arc<str>, addr: &Arc<str>, live: BrokerLive) -> Option<BrokerLive> {
         let conn = live.conn;
-        let prev = self
-            .by_cluster
-            .entry(cluster.clone())
-            .or_default()
-            .insert(addr.clone(), live);
+        let prev = self.by_cluster.entry(cluster.clone()).or_default().insert(addr.clone(), live);
         match &prev {
             Some(p) => self.unindex(p.conn, cluster, addr),
             None => self.len += 1,
         }
         if let Some(c) = conn {
-            self.by_conn
-                .entry(c)
-                .or_default()
-                .insert((cluster.clone(), addr.clone()));
+            self.by_conn.entry(c).or_default().insert((cluster.clone(), addr.clone()));
         }
         prev
     }
@@ -103,11 +87,7 @@ impl LiveTable {
     pub fn remove(&mut self, cluster: &str, addr: &str) -> Option<BrokerLive> {
         let m = self.by_cluster.get_mut(cluster)?;
         let (key_addr, live) = m.remove_entry(addr)?;
-        let key_cluster = self
-            .by_cluster
-            .get_key_value(cluster)
-            .map(|(k, _)| k.clone())
-            .expect("cluster present");
+        let key_cluster = self.by_cluster.get_key_value(cluster).map(|(k, _)| k.clone()).expect("cluster present");
         if self.by_cluster[cluster].is_empty() {
             self.by_cluster.remove(cluster);
         }
@@ -128,10 +108,7 @@ impl LiveTable {
 
     /// Keys of the entries that hold exactly this connection, sorted.
     pub fn keys_of_conn(&self, conn: ConnId) -> Vec<LiveKey> {
-        self.by_conn
-            .get(&conn)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default()
+        self.by_conn.get(&conn).map(|s| s.iter().cloned().collect()).unwrap_or_default()
     }
 
     /// Keys of the entries past their deadline at `now_ms`, sorted.
@@ -139,11 +116,7 @@ impl LiveTable {
         let mut keys: Vec<LiveKey> = self
             .by_cluster
             .iter()
-            .flat_map(|(c, m)| {
-                m.iter()
-                    .filter(|(_, l)| l.is_expired(now_ms))
-                    .map(|(a, _)| (c.clone(), a.clone()))
-            })
+            .flat_map(|(c, m)| m.iter().filter(|(_, l)| l.is_expired(now_ms)).map(|(a, _)| (c.clone(), a.clone())))
             .collect();
         keys.sort();
         keys
@@ -165,11 +138,7 @@ mod tests {
     }
 
     fn conn(token: u32) -> ConnId {
-        ConnId {
-            reactor: 0,
-            token,
-            gen: 0,
-        }
+        ConnId { reactor: 0, token, gen: 0 }
     }
 
     #[test]

@@ -27,41 +27,15 @@ impl Origin {
 pub enum WriteOp {
     RegisterBroker(Box<RegisterBroker>),
     UnregisterBroker(UnregisterBroker),
-    BrokerHeartbeat {
-        cluster: String,
-        addr: String,
-    },
-    QueryDataVersion {
-        cluster: String,
-        addr: String,
-        data_version: DataVersion,
-    },
-    WipeWritePerm {
-        broker_name: String,
-    },
-    AddWritePerm {
-        broker_name: String,
-    },
-    DeleteTopic {
-        topic: String,
-        cluster: Option<String>,
-    },
-    RegisterTopic {
-        topic: String,
-        queue_datas: Vec<QueueData>,
-    },
-    PutKv {
-        namespace: String,
-        key: String,
-        value: Option<String>,
-    },
-    DeleteKv {
-        namespace: String,
-        key: String,
-    },
-    UpdateConfig {
-        pairs: Vec<(String, String)>,
-    },
+    BrokerHeartbeat { cluster: String, addr: String },
+    QueryDataVersion { cluster: String, addr: String, data_version: Option<DataVersion> },
+    WipeWritePerm { broker_name: String },
+    AddWritePerm { broker_name: String },
+    DeleteTopic { topic: String, cluster: Option<String> },
+    RegisterTopic { topic: String, queue_datas: Vec<QueueData> },
+    PutKv { namespace: String, key: String, value: Option<String> },
+    DeleteKv { namespace: String, key: String },
+    UpdateConfig { pairs: Vec<(String, String)> },
 }
 
 /// One request for the writer.
@@ -82,15 +56,9 @@ pub enum ConnEvent {
 #[derive(Debug)]
 pub enum Completion {
     /// Send this response on `conn` if it is still the same connection.
-    Reply {
-        conn: ConnId,
-        response: RemotingCommand,
-    },
+    Reply { conn: ConnId, response: RemotingCommand },
     /// Close `conn` (its broker expired).
     Close { conn: ConnId },
     /// A connection another reactor accepted and deals to this one.
-    Adopt {
-        stream: mio::net::TcpStream,
-        peer: std::net::SocketAddr,
-    },
+    Adopt { stream: mio::net::TcpStream, peer: std::net::SocketAddr },
 }

@@ -76,41 +76,23 @@ impl Writer {
         let published_routes = tables.generation();
         let generation = cell.load().generation;
         let outbox = reactors.iter().map(|_| Vec::new()).collect();
-        Writer {
-            tables,
-            kv,
-            config,
-            cell,
-            generation,
-            published_routes,
-            reactors,
-            clock,
-            outbox,
-        }
+        Writer { tables, kv, config, cell, generation, published_routes, reactors, clock, outbox }
     }
 
     /// The first snapshot, before any thread runs.
     pub fn initial_snapshot(kv: KvTable, config: Arc<Config>) -> Snapshot {
-        Snapshot {
-            generation: 0,
-            routes: RouteTables::new().view(),
-            kv: Arc::new(kv),
-            config,
-        }
+        Snapshot { generation: 0, routes: RouteTables::new().view(), kv: Arc::new(kv), config }
     }
 
     fn settings(&self) -> RouteSettings {
         RouteSettings {
-            delete_topic_with_broker_registration: self
-                .config
-                .delete_topic_with_broker_registration,
+            delete_topic_with_broker_registration: self.config.delete_topic_with_broker_registration,
             notify_min_broker_id_changed: self.config.notify_min_broker_id_changed,
         }
     }
 
     pub fn run(mut self, inputs: WriterInputs) {
-        let interval =
-            Duration::from_millis(self.config.scan_not_active_broker_interval.max(1) as u64);
+        let interval = Duration::from_millis(self.config.scan_not_active_broker_interval.max(1) as u64);
         let mut next_scan = Instant::now() + interval;
         let mut batch: Vec<WriteCommand> = Vec::with_capacity(64);
         let mut events: Vec<ConnEvent> = Vec::new();
@@ -145,12 +127,7 @@ impl Writer {
 
     /// Applies one batch: events, then commands in arrival order, then the expiry scan; then durability, publish,
     /// replies — in that order.
-    fn apply_batch(
-        &mut self,
-        batch: &mut Vec<WriteCommand>,
-        events: &mut Vec<ConnEvent>,
-        expire: bool,
-    ) {
+    fn apply_batch(&mut self, batch: &mut Vec<WriteCommand>, events: &mut Vec<ConnEvent>, expire: bool) {
         let mut dirty = Dirty::default();
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
@@ -221,14 +198,12 @@ impl Writer {
                 self.tables.heartbeat(cluster, addr, now);
                 Reply::Ready(handlers::success(req))
             }
-            WriteOp::QueryDataVersion {
-                cluster,
-                addr,
-                data_version,
-            } => {
-                let (changed, stored) =
-                    self.tables
-                        .query_data_version(cluster, addr, data_version, now);
+            WriteOp::QueryDataVersion { cluster, addr, data_version } => {
+                let (changed, stored) = match data_version {
+                    Some(dv) => self.tables.query_data_version(cluster, addr, dv, now),
+                    // Without a DataVersion Java reports "changed" (nothing equals null), and still refreshes.
+                    None => (true, self.tables.query_data_version(cluster, addr, &Default::default(), now).1),
+                };
                 Reply::Ready(broker::query_data_version_reply(req, changed, stored))
             }
             WriteOp::WipeWritePerm { broker_name } => {
@@ -247,11 +222,7 @@ impl Writer {
                 self.tables.register_topic(topic, queue_datas.clone());
                 Reply::Ready(handlers::success(req))
             }
-            WriteOp::PutKv {
-                namespace,
-                key,
-                value,
-            } => {
+            WriteOp::PutKv { namespace, key, value } => {
                 self.kv.put(namespace, key, value.as_deref());
                 dirty.kv = true;
                 Reply::Durable(handlers::success(req))
@@ -310,22 +281,9 @@ impl Writer {
         self.published_routes = routes_gen;
         self.generation += 1;
         let prev = self.cell.load();
-        let kv = if dirty.kv {
-            Arc::new(self.kv.clone())
-        } else {
-            prev.kv.clone()
-        };
-        let config = if dirty.config {
-            self.config.clone()
-        } else {
-            prev.config.clone()
-        };
-        let next = Snapshot {
-            generation: self.generation,
-            routes: self.tables.view(),
-            kv,
-            config,
-        };
+        let kv = if dirty.kv { Arc::new(self.kv.clone()) } else { prev.kv.clone() };
+        let config = if dirty.config { self.config.clone() } else { prev.config.clone() };
+        let next = Snapshot { generation: self.generation, routes: self.tables.view(), kv, config };
         drop(prev);
         self.cell.store(Arc::new(next));
     }

@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use namesrv::model::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicRouteData};
 use namesrv::state::routes::{
-    Expired, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings,
-    UnregisterBroker,
+    Expired, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, UnregisterBroker,
 };
 use namesrv::state::ConnId;
 
@@ -28,11 +27,7 @@ pub struct Model {
     pub filters: BTreeMap<(String, String), Vec<String>>,
 }
 
-fn notices(
-    addrs: &BTreeMap<i64, String>,
-    offline: Option<String>,
-    ha: Option<String>,
-) -> Vec<MinBrokerIdNotice> {
+fn notices(addrs: &BTreeMap<i64, String>, offline: Option<String>, ha: Option<String>) -> Vec<MinBrokerIdNotice> {
     let mut out = Vec::new();
     let Some((&min, min_addr)) = addrs.iter().next() else {
         return out;
@@ -54,10 +49,7 @@ fn notices(
 impl Model {
     pub fn register(&mut self, r: &RegisterBroker, now: i64, s: RouteSettings) -> RegisterOutcome {
         let (c, a, n, id) = (&r.cluster_name, &r.broker_addr, &r.broker_name, r.broker_id);
-        self.clusters
-            .entry(c.clone())
-            .or_default()
-            .insert(n.clone());
+        self.clusters.entry(c.clone()).or_default().insert(n.clone());
         let mut first = !self.brokers.contains_key(n);
         let bd = self.brokers.entry(n.clone()).or_insert_with(|| BrokerData {
             cluster: c.as_str().into(),
@@ -92,8 +84,7 @@ impl Model {
         let addrs_after = bd.broker_addrs.clone();
         if is_master || prime {
             if s.delete_topic_with_broker_registration && r.body.mapping_infos.is_empty() {
-                let keep: BTreeSet<&String> =
-                    r.body.topic_configs.iter().map(|t| &t.topic_name).collect();
+                let keep: BTreeSet<&String> = r.body.topic_configs.iter().map(|t| &t.topic_name).collect();
                 for (t, qds) in self.topics.iter_mut() {
                     if !keep.contains(t) {
                         qds.remove(n);
@@ -104,25 +95,19 @@ impl Model {
             let stored = self.live.get(&(c.clone(), a.clone())).map(|l| l.dv);
             for tc in &r.body.topic_configs {
                 let changed = stored != Some(r.body.data_version)
-                    || !self
-                        .topics
-                        .get(&tc.topic_name)
-                        .is_some_and(|q| q.contains_key(n));
+                    || !self.topics.get(&tc.topic_name).is_some_and(|q| q.contains_key(n));
                 if first || changed {
                     let perm = if prime { tc.perm & !2 } else { tc.perm };
-                    self.topics
-                        .entry(tc.topic_name.clone())
-                        .or_default()
-                        .insert(
-                            n.clone(),
-                            QueueData {
-                                broker_name: n.as_str().into(),
-                                read_queue_nums: tc.read_queue_nums,
-                                write_queue_nums: tc.write_queue_nums,
-                                perm,
-                                topic_sys_flag: tc.topic_sys_flag,
-                            },
-                        );
+                    self.topics.entry(tc.topic_name.clone()).or_default().insert(
+                        n.clone(),
+                        QueueData {
+                            broker_name: n.as_str().into(),
+                            read_queue_nums: tc.read_queue_nums,
+                            write_queue_nums: tc.write_queue_nums,
+                            perm,
+                            topic_sys_flag: tc.topic_sys_flag,
+                        },
+                    );
                 }
             }
         }
@@ -160,11 +145,7 @@ impl Model {
         Some(res)
     }
 
-    pub fn unregister(
-        &mut self,
-        reqs: &[UnregisterBroker],
-        s: RouteSettings,
-    ) -> Vec<MinBrokerIdNotice> {
+    pub fn unregister(&mut self, reqs: &[UnregisterBroker], s: RouteSettings) -> Vec<MinBrokerIdNotice> {
         let mut removed = BTreeSet::new();
         let mut reduced = BTreeSet::new();
         let mut notify: BTreeMap<String, String> = BTreeMap::new();
@@ -225,16 +206,9 @@ impl Model {
     fn evictions(&mut self, keys: &[(String, String)]) -> Vec<UnregisterBroker> {
         let mut out = Vec::new();
         for (c, a) in keys {
-            let found = self
-                .brokers
-                .values()
-                .filter(|b| &*b.cluster == c)
-                .find_map(|b| {
-                    b.broker_addrs
-                        .iter()
-                        .find(|(_, x)| *x == a)
-                        .map(|(id, _)| (b.broker_name.to_string(), *id))
-                });
+            let found = self.brokers.values().filter(|b| &*b.cluster == c).find_map(|b| {
+                b.broker_addrs.iter().find(|(_, x)| *x == a).map(|(id, _)| (b.broker_name.to_string(), *id))
+            });
             match found {
                 Some((broker_name, broker_id)) => out.push(UnregisterBroker {
                     cluster_name: c.clone(),
@@ -251,42 +225,20 @@ impl Model {
     }
 
     pub fn expire(&mut self, now: i64, s: RouteSettings) -> Expired {
-        let keys: Vec<_> = self
-            .live
-            .iter()
-            .filter(|(_, l)| l.last + l.timeout < now)
-            .map(|(k, _)| k.clone())
-            .collect();
+        let keys: Vec<_> = self.live.iter().filter(|(_, l)| l.last + l.timeout < now).map(|(k, _)| k.clone()).collect();
         if keys.is_empty() {
             return Expired::default();
         }
         let close = keys.iter().filter_map(|k| self.live[k].conn).collect();
         let evicted = self.evictions(&keys);
         let notices = self.unregister(&evicted, s);
-        Expired {
-            evicted,
-            close,
-            notices,
-        }
+        Expired { evicted, close, notices }
     }
 
-    pub fn closed(
-        &mut self,
-        conn: ConnId,
-        s: RouteSettings,
-    ) -> (Vec<UnregisterBroker>, Vec<MinBrokerIdNotice>) {
-        let keys: Vec<_> = self
-            .live
-            .iter()
-            .filter(|(_, l)| l.conn == Some(conn))
-            .map(|(k, _)| k.clone())
-            .collect();
+    pub fn closed(&mut self, conn: ConnId, s: RouteSettings) -> (Vec<UnregisterBroker>, Vec<MinBrokerIdNotice>) {
+        let keys: Vec<_> = self.live.iter().filter(|(_, l)| l.conn == Some(conn)).map(|(k, _)| k.clone()).collect();
         let reqs = self.evictions(&keys);
-        let n = if reqs.is_empty() {
-            Vec::new()
-        } else {
-            self.unregister(&reqs, s)
-        };
+        let n = if reqs.is_empty() { Vec::new() } else { self.unregister(&reqs, s) };
         (reqs, n)
     }
 
@@ -327,19 +279,13 @@ impl Model {
             if !known(self, q) {
                 return;
             }
-            self.topics
-                .entry(t.into())
-                .or_default()
-                .insert(q.broker_name.to_string(), q.clone());
+            self.topics.entry(t.into()).or_default().insert(q.broker_name.to_string(), q.clone());
         }
     }
 
     pub fn route(&self, t: &str, acting: bool) -> Option<TopicRouteData> {
         let qds = self.topics.get(t)?;
-        let mut r = TopicRouteData {
-            queue_datas: qds.values().cloned().collect(),
-            ..Default::default()
-        };
+        let mut r = TopicRouteData { queue_datas: qds.values().cloned().collect(), ..Default::default() };
         for n in qds.keys() {
             if let Some(bd) = self.brokers.get(n) {
                 r.broker_datas.push(Arc::new(bd.clone()));
@@ -353,8 +299,7 @@ impl Model {
         if r.broker_datas.is_empty() {
             return None;
         }
-        let headless =
-            |b: &BrokerData| !b.broker_addrs.is_empty() && !b.broker_addrs.contains_key(&0);
+        let headless = |b: &BrokerData| !b.broker_addrs.is_empty() && !b.broker_addrs.contains_key(&0);
         if acting && r.broker_datas.iter().any(|b| headless(b)) {
             let qds = r.queue_datas.clone();
             for b in r.broker_datas.iter_mut() {
@@ -374,20 +319,11 @@ impl Model {
 
     pub fn cluster_info(&self) -> ClusterInfo {
         ClusterInfo {
-            broker_addr_table: self
-                .brokers
-                .iter()
-                .map(|(k, v)| (Arc::from(k.as_str()), Arc::new(v.clone())))
-                .collect(),
+            broker_addr_table: self.brokers.iter().map(|(k, v)| (Arc::from(k.as_str()), Arc::new(v.clone()))).collect(),
             cluster_addr_table: self
                 .clusters
                 .iter()
-                .map(|(k, v)| {
-                    (
-                        Arc::from(k.as_str()),
-                        v.iter().map(|n| Arc::from(n.as_str())).collect(),
-                    )
-                })
+                .map(|(k, v)| (Arc::from(k.as_str()), v.iter().map(|n| Arc::from(n.as_str())).collect()))
                 .collect(),
         }
     }

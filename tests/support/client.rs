@@ -24,16 +24,10 @@ pub struct Client {
 
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-            .unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+        let stream =
+            TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
         stream.set_nodelay(true).expect("TCP_NODELAY");
-        Client {
-            stream,
-            addr,
-            buf: BytesMut::with_capacity(64 * 1024),
-            next_opaque: 1,
-            strays: Vec::new(),
-        }
+        Client { stream, addr, buf: BytesMut::with_capacity(64 * 1024), next_opaque: 1, strays: Vec::new() }
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -55,16 +49,11 @@ impl Client {
 
     /// Sends `cmd` and waits for the response with the same opaque. Panics on timeout or a closed connection.
     pub fn request(&mut self, cmd: RemotingCommand) -> RemotingCommand {
-        self.try_request(cmd, REPLY_TIMEOUT)
-            .unwrap_or_else(|e| panic!("request to {}: {e}", self.addr))
+        self.try_request(cmd, REPLY_TIMEOUT).unwrap_or_else(|e| panic!("request to {}: {e}", self.addr))
     }
 
     /// Like `request`, with a timeout and the error returned.
-    pub fn try_request(
-        &mut self,
-        cmd: RemotingCommand,
-        timeout: Duration,
-    ) -> Result<RemotingCommand, String> {
+    pub fn try_request(&mut self, cmd: RemotingCommand, timeout: Duration) -> Result<RemotingCommand, String> {
         let opaque = cmd.opaque;
         self.send(&cmd)?;
         let deadline = Instant::now() + timeout;
@@ -80,15 +69,12 @@ impl Client {
     /// Sends `cmd` as a one-way request (flag bit 1 set); nothing is read.
     pub fn oneway(&mut self, mut cmd: RemotingCommand) {
         cmd.flag |= FLAG_ONEWAY;
-        self.send(&cmd)
-            .unwrap_or_else(|e| panic!("oneway to {}: {e}", self.addr));
+        self.send(&cmd).unwrap_or_else(|e| panic!("oneway to {}: {e}", self.addr));
     }
 
     /// Writes raw bytes (malformed frames, split frames).
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream
-            .write_all(bytes)
-            .unwrap_or_else(|e| panic!("write to {}: {e}", self.addr));
+        self.stream.write_all(bytes).unwrap_or_else(|e| panic!("write to {}: {e}", self.addr));
     }
 
     /// Reads the next frame, whatever it is.
@@ -105,19 +91,12 @@ impl Client {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                panic!(
-                    "{} did not close the connection within {within:?}",
-                    self.addr
-                );
+                panic!("{} did not close the connection within {within:?}", self.addr);
             }
             self.stream.set_read_timeout(Some(left)).expect("timeout");
             match self.stream.read(&mut chunk) {
                 Ok(0) => return,
-                Ok(n) => panic!(
-                    "{} sent {n} bytes instead of closing: {:02x?}",
-                    self.addr,
-                    &chunk[..n.min(64)]
-                ),
+                Ok(n) => panic!("{} sent {n} bytes instead of closing: {:02x?}", self.addr, &chunk[..n.min(64)]),
                 Err(e) if e.kind() == ErrorKind::ConnectionReset => return,
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
                 Err(e) => panic!("read from {}: {e}", self.addr),
@@ -137,9 +116,7 @@ impl Client {
     fn send(&mut self, cmd: &RemotingCommand) -> Result<(), String> {
         let mut out = BytesMut::new();
         frame::encode(cmd, &mut out);
-        self.stream
-            .write_all(&out)
-            .map_err(|e| format!("write: {e}"))
+        self.stream.write_all(&out).map_err(|e| format!("write: {e}"))
     }
 
     fn read_frame(&mut self, deadline: Instant) -> Result<RemotingCommand, String> {
@@ -154,9 +131,7 @@ impl Client {
             if left.is_zero() {
                 return Err("timed out waiting for a frame".into());
             }
-            self.stream
-                .set_read_timeout(Some(left))
-                .map_err(|e| e.to_string())?;
+            self.stream.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
             match self.stream.read(&mut chunk) {
                 Ok(0) => return Err("connection closed by peer".into()),
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),

@@ -19,18 +19,6 @@ pub const JAVA_49: &str = "4.9.8";
 /// How long the JVM may take to accept connections (a cold JVM on two cores takes ~3 s).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Set to skip tests that need Java peers (e.g. on a machine without Java or Maven).
-pub const SKIP_ENV: &str = "NAMESRV_SKIP_JAVA_PEERS";
-
-/// True (and a note printed) when the Java-peer tests should be skipped.
-pub fn skip_java_peers() -> bool {
-    if std::env::var_os(SKIP_ENV).is_some() {
-        eprintln!("{SKIP_ENV} is set: skipping the test against the Java name server");
-        return true;
-    }
-    false
-}
-
 /// Runs `tests/peers/fetch.sh VERSION ARTIFACT...` and returns the lib directory. Panics with the script's
 /// output when it fails.
 pub fn fetch(version: &str, artifacts: &[&str]) -> PathBuf {
@@ -51,10 +39,7 @@ pub fn fetch(version: &str, artifacts: &[&str]) -> PathBuf {
         out.status
     );
     let lib = PathBuf::from(stdout.trim());
-    assert!(
-        lib.is_dir(),
-        "fetch.sh printed {lib:?}, which is not a directory"
-    );
+    assert!(lib.is_dir(), "fetch.sh printed {lib:?}, which is not a directory");
     lib
 }
 
@@ -76,10 +61,7 @@ impl JavaNamesrv {
     /// Starts it with extra properties (Java key names) in its `-c` file.
     pub fn start_with(version: &str, extra: &[(&str, &str)]) -> JavaNamesrv {
         let lib = fetch(version, &["namesrv"]);
-        let dir = tempfile::Builder::new()
-            .prefix("java-namesrv-")
-            .tempdir()
-            .expect("temp dir");
+        let dir = tempfile::Builder::new().prefix("java-namesrv-").tempdir().expect("temp dir");
         let home = dir.path().join("home");
         let conf = dir.path().join("conf");
         std::fs::create_dir_all(&home).expect("mkdir home");
@@ -97,10 +79,7 @@ impl JavaNamesrv {
         let mut props = vec![
             ("listenPort".to_string(), port.to_string()),
             ("bindAddress".to_string(), "127.0.0.1".to_string()),
-            (
-                "kvConfigPath".to_string(),
-                home.join("namesrv/kvConfig.json").display().to_string(),
-            ),
+            ("kvConfigPath".to_string(), home.join("namesrv/kvConfig.json").display().to_string()),
         ];
         props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let props_file = conf.join("namesrv.properties");
@@ -144,22 +123,14 @@ impl JavaNamesrv {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start java (is Java 17 installed?): {e}"));
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start java (is Java 17 installed?): {e}"));
         let watchdog = super::spawn_watchdog(child.id());
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let what = format!("Java namesrv {version}");
         // On failure, make sure the watchdog goes too.
         let mut guard = WatchdogGuard(watchdog);
         super::wait_until_accepting(&what, &mut child, addr, START_TIMEOUT, &log);
-        JavaNamesrv {
-            child,
-            watchdog: guard.0.take(),
-            port,
-            version: version.to_string(),
-            dir,
-        }
+        JavaNamesrv { child, watchdog: guard.0.take(), port, version: version.to_string(), dir }
     }
 
     pub fn addr(&self) -> SocketAddr {

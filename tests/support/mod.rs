@@ -24,13 +24,7 @@ pub fn free_port() -> u16 {
 
 /// Waits until `addr` accepts a TCP connection. Fails early when `child` exits, or after `timeout`; on failure the
 /// panic message carries `what`, the reason and the tail of `log`.
-pub(crate) fn wait_until_accepting(
-    what: &str,
-    child: &mut Child,
-    addr: SocketAddr,
-    timeout: Duration,
-    log: &Path,
-) {
+pub(crate) fn wait_until_accepting(what: &str, child: &mut Child, addr: SocketAddr, timeout: Duration, log: &Path) {
     let deadline = Instant::now() + timeout;
     loop {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
@@ -90,10 +84,7 @@ pub(crate) fn spawn_watchdog(pid: u32) -> Option<Child> {
 pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
     let mut text = String::new();
     for (k, v) in props {
-        assert!(
-            !v.contains('\n') && !v.contains('\\'),
-            "property {k} needs escaping: {v:?}"
-        );
+        assert!(!v.contains('\n') && !v.contains('\\'), "property {k} needs escaping: {v:?}");
         text.push_str(k);
         text.push('=');
         text.push_str(v);

@@ -69,10 +69,7 @@ pub struct Normalized {
 impl Normalized {
     /// Code, remark, ext fields and canonical body equal.
     pub fn content_eq(&self, other: &Normalized) -> bool {
-        self.code == other.code
-            && self.remark == other.remark
-            && self.ext == other.ext
-            && self.body == other.body
+        self.code == other.code && self.remark == other.remark && self.ext == other.ext && self.body == other.body
     }
 
     /// A multi-line rendering used in diffs.
@@ -100,11 +97,7 @@ impl Normalized {
 
 /// Normalises a reply.
 pub fn normalize(cmd: &RemotingCommand) -> Normalized {
-    let ext = cmd
-        .ext_fields
-        .as_ref()
-        .map(|e| e.0.iter().cloned().collect())
-        .unwrap_or_default();
+    let ext = cmd.ext_fields.as_ref().map(|e| e.0.iter().cloned().collect()).unwrap_or_default();
     let body = if cmd.body.is_empty() {
         Body::Empty
     } else {
@@ -262,11 +255,7 @@ pub fn line_diff(left: &str, right: &str) -> String {
     let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
         for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
+            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
         }
     }
     let (mut i, mut j) = (0, 0);

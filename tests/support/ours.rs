@@ -26,18 +26,12 @@ impl OurNamesrv {
 
     /// Starts it with extra properties (Java key names, e.g. `scanNotActiveBrokerInterval`).
     pub fn start_with(extra: &[(&str, &str)]) -> OurNamesrv {
-        let dir = tempfile::Builder::new()
-            .prefix("our-namesrv-")
-            .tempdir()
-            .expect("temp dir");
+        let dir = tempfile::Builder::new().prefix("our-namesrv-").tempdir().expect("temp dir");
         let port = super::free_port();
         let mut props = vec![
             ("listenPort".to_string(), port.to_string()),
             ("bindAddress".to_string(), "127.0.0.1".to_string()),
-            (
-                "kvConfigPath".to_string(),
-                dir.path().join("kvConfig.json").display().to_string(),
-            ),
+            ("kvConfigPath".to_string(), dir.path().join("kvConfig.json").display().to_string()),
         ];
         props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let props_file = dir.path().join("namesrv.properties");
@@ -57,12 +51,7 @@ impl OurNamesrv {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", env!("CARGO_BIN_EXE_mqnamesrv")));
         let watchdog = super::spawn_watchdog(child.id());
-        let mut server = OurNamesrv {
-            child,
-            watchdog,
-            port,
-            dir,
-        };
+        let mut server = OurNamesrv { child, watchdog, port, dir };
         let addr = server.addr();
         super::wait_until_accepting("mqnamesrv", &mut server.child, addr, START_TIMEOUT, &log);
         server
@@ -83,10 +72,7 @@ impl OurNamesrv {
 
     /// The tail of the server's log, for failure messages.
     pub fn log(&self) -> String {
-        format!(
-            "--- mqnamesrv.log (tail) ---\n{}",
-            super::tail(&self.dir.path().join("mqnamesrv.log"), 80)
-        )
+        format!("--- mqnamesrv.log (tail) ---\n{}", super::tail(&self.dir.path().join("mqnamesrv.log"), 80))
     }
 }
 

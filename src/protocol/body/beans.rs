@@ -26,10 +26,7 @@ pub(super) fn opt_text(obj: &Value, key: &str) -> Option<String> {
 }
 
 fn shape(key: &str, v: &Value) -> BodyError {
-    BodyError::Shape(format!(
-        "field {key}: cannot read {} as a number",
-        v.to_json_text()
-    ))
+    BodyError::Shape(format!("field {key}: cannot read {} as a number", v.to_json_text()))
 }
 
 /// Missing or null → `None`; a value fastjson could not coerce is an error, as in Java.
@@ -50,10 +47,7 @@ pub(super) fn opt_i32(obj: &Value, key: &str) -> Result<Option<i32>, BodyError> 
 fn opt_bool(obj: &Value, key: &str) -> Result<Option<bool>, BodyError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_bool()
-            .map(Some)
-            .ok_or_else(|| BodyError::Shape(format!("field {key}: not a boolean"))),
+        Some(v) => v.as_bool().map(Some).ok_or_else(|| BodyError::Shape(format!("field {key}: not a boolean"))),
     }
 }
 
@@ -102,10 +96,7 @@ pub(super) fn read_topic_config(v: &Value) -> Result<Option<TopicConfig>, BodyEr
 }
 
 pub(super) fn read_mapping_info(v: &Value) -> Result<TopicQueueMappingInfo, BodyError> {
-    let mut info = TopicQueueMappingInfo {
-        scope: Some(DEFAULT_SCOPE.to_string()),
-        ..TopicQueueMappingInfo::default()
-    };
+    let mut info = TopicQueueMappingInfo { scope: Some(DEFAULT_SCOPE.to_string()), ..TopicQueueMappingInfo::default() };
     let Some(v) = bean(Some(v)) else {
         return Ok(info);
     };
@@ -125,9 +116,9 @@ pub(super) fn read_mapping_info(v: &Value) -> Result<TopicQueueMappingInfo, Body
                 if matches!(val, Value::Null) || k == "$ref" {
                     continue;
                 }
-                let key = Value::String(k.clone()).as_i32().ok_or_else(|| {
-                    BodyError::Shape(format!("currIdMap key {k:?} is not an int"))
-                })?;
+                let key = Value::String(k.clone())
+                    .as_i32()
+                    .ok_or_else(|| BodyError::Shape(format!("currIdMap key {k:?} is not an int")))?;
                 let n = val.as_i32().ok_or_else(|| shape("currIdMap", val))?;
                 map.insert(key, n);
             }

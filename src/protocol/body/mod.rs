@@ -14,8 +14,7 @@ mod zlib;
 use std::collections::BTreeMap;
 
 use crate::model::{
-    BrokerMemberGroup, ClusterInfo, DataVersion, QueueData, RegisterBrokerBody, TopicList,
-    TopicRouteData,
+    BrokerMemberGroup, ClusterInfo, DataVersion, QueueData, RegisterBrokerBody, TopicList, TopicRouteData,
 };
 
 use super::json::{self, Dialect, Value};
@@ -63,11 +62,7 @@ pub fn decode_register_broker_body(
 
 /// Encodes a REGISTER_BROKER body the way a broker of `version` does (JSON, or zlib when `compressed`); for tests,
 /// the perf harness and the differential suite.
-pub fn encode_register_broker_body(
-    body: &RegisterBrokerBody,
-    compressed: bool,
-    version: i32,
-) -> Vec<u8> {
+pub fn encode_register_broker_body(body: &RegisterBrokerBody, compressed: bool, version: i32) -> Vec<u8> {
     if compressed {
         zlib::encode(body, version)
     } else {
@@ -121,17 +116,12 @@ pub fn encode_kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
 }
 
 /// `kvConfig.json`: `{"configTable":{namespace:{key:value}}}`.
-pub fn encode_kv_config_file(
-    config: &BTreeMap<String, BTreeMap<String, String>>,
-    out: &mut Vec<u8>,
-) {
+pub fn encode_kv_config_file(config: &BTreeMap<String, BTreeMap<String, String>>, out: &mut Vec<u8>) {
     responses::kv_config_file(config, out)
 }
 
 /// Lenient like fastjson: unknown keys ignored, null values and namespaces skipped, an empty file is an empty store.
-pub fn decode_kv_config_file(
-    bytes: &[u8],
-) -> Result<BTreeMap<String, BTreeMap<String, String>>, BodyError> {
+pub fn decode_kv_config_file(bytes: &[u8]) -> Result<BTreeMap<String, BTreeMap<String, String>>, BodyError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(BTreeMap::new());
     }
@@ -147,11 +137,8 @@ pub fn decode_kv_config_file(
         if !matches!(entries, Value::Object(_)) {
             continue;
         }
-        let kv: BTreeMap<String, String> = entries
-            .members()
-            .iter()
-            .filter_map(|(k, val)| Some((k.clone(), beans::text(val)?)))
-            .collect();
+        let kv: BTreeMap<String, String> =
+            entries.members().iter().filter_map(|(k, val)| Some((k.clone(), beans::text(val)?))).collect();
         config.insert(namespace.clone(), kv);
     }
     Ok(config)

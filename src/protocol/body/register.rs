@@ -13,9 +13,7 @@ pub(super) const V5_0_0: i32 = 413;
 pub(super) fn decode(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
-        return Err(BodyError::Shape(
-            "RegisterBrokerBody is not an object".into(),
-        ));
+        return Err(BodyError::Shape("RegisterBrokerBody is not an object".into()));
     }
     let mut out = RegisterBrokerBody::default();
     let wrapper = if version < V3_0_11 {
@@ -45,8 +43,7 @@ pub(super) fn decode(body: &[u8], version: i32) -> Result<RegisterBrokerBody, Bo
             if topic == "$ref" || matches!(info, Value::Null) {
                 continue;
             }
-            out.mapping_infos
-                .push((topic.clone(), beans::read_mapping_info(info)?));
+            out.mapping_infos.push((topic.clone(), beans::read_mapping_info(info)?));
         }
     }
     Ok(out)
@@ -79,10 +76,7 @@ fn write_wrapper(w: &mut JsonWriter, body: &RegisterBrokerBody, five: bool) {
     beans::write_data_version(w, &body.data_version, five);
     if five {
         w.key("mappingDataVersion");
-        let mapping = crate::model::DataVersion {
-            timestamp: body.data_version.timestamp,
-            ..Default::default()
-        };
+        let mapping = crate::model::DataVersion { timestamp: body.data_version.timestamp, ..Default::default() };
         beans::write_data_version(w, &mapping, true);
     }
     w.key("topicConfigTable");

@@ -117,10 +117,7 @@ pub(super) fn kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
     w.end_object();
 }
 
-pub(super) fn kv_config_file(
-    config: &BTreeMap<String, BTreeMap<String, String>>,
-    out: &mut Vec<u8>,
-) {
+pub(super) fn kv_config_file(config: &BTreeMap<String, BTreeMap<String, String>>, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, Dialect::Default);
     w.begin_object();
     w.key("configTable");

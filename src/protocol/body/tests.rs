@@ -12,31 +12,18 @@ fn broker_a(zone: Option<&str>) -> Arc<BrokerData> {
     Arc::new(BrokerData {
         cluster: "DefaultCluster".into(),
         broker_name: "broker-a".into(),
-        broker_addrs: BTreeMap::from([
-            (0, "192.168.0.1:10911".to_string()),
-            (1, "192.168.0.2:10911".to_string()),
-        ]),
+        broker_addrs: BTreeMap::from([(0, "192.168.0.1:10911".to_string()), (1, "192.168.0.2:10911".to_string())]),
         zone_name: zone.map(str::to_string),
         enable_acting_master: false,
     })
 }
 
 fn queue_a() -> QueueData {
-    QueueData {
-        broker_name: "broker-a".into(),
-        read_queue_nums: 4,
-        write_queue_nums: 4,
-        perm: 6,
-        topic_sys_flag: 0,
-    }
+    QueueData { broker_name: "broker-a".into(), read_queue_nums: 4, write_queue_nums: 4, perm: 6, topic_sys_flag: 0 }
 }
 
 fn simple_route() -> TopicRouteData {
-    TopicRouteData {
-        queue_datas: vec![queue_a()],
-        broker_datas: vec![broker_a(None)],
-        ..Default::default()
-    }
+    TopicRouteData { queue_datas: vec![queue_a()], broker_datas: vec![broker_a(None)], ..Default::default() }
 }
 
 fn full_route() -> TopicRouteData {
@@ -64,8 +51,7 @@ fn route_text(route: &TopicRouteData, dialect: Dialect) -> String {
     String::from_utf8(out).unwrap()
 }
 
-const QUEUE_A: &str =
-    r#"{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}"#;
+const QUEUE_A: &str = r#"{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}"#;
 
 #[test]
 fn route_examples_of_the_reference() {
@@ -110,29 +96,14 @@ fn other_bodies_of_the_reference() {
         text(|o| encode_cluster_info(&info, o)),
         r#"{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"192.168.0.1:10911",1:"192.168.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false}},"clusterAddrTable":{"DefaultCluster":["broker-a"]}}"#
     );
-    let mut list = TopicList {
-        topic_list: vec!["TopicTest".into(), "TBW102".into()],
-        broker_addr: None,
-    };
-    assert_eq!(
-        text(|o| encode_topic_list(&list, o)),
-        r#"{"topicList":["TopicTest","TBW102"]}"#
-    );
+    let mut list = TopicList { topic_list: vec!["TopicTest".into(), "TBW102".into()], broker_addr: None };
+    assert_eq!(text(|o| encode_topic_list(&list, o)), r#"{"topicList":["TopicTest","TBW102"]}"#);
     list.broker_addr = Some("1.2.3.4:10911".into());
     list.topic_list.clear();
-    assert_eq!(
-        text(|o| encode_topic_list(&list, o)),
-        r#"{"brokerAddr":"1.2.3.4:10911","topicList":[]}"#
-    );
+    assert_eq!(text(|o| encode_topic_list(&list, o)), r#"{"brokerAddr":"1.2.3.4:10911","topicList":[]}"#);
     let table = BTreeMap::from([("TopicTest".to_string(), "broker-a:4;broker-b:4".to_string())]);
-    assert_eq!(
-        text(|o| encode_kv_table(&table, o)),
-        r#"{"table":{"TopicTest":"broker-a:4;broker-b:4"}}"#
-    );
-    assert_eq!(
-        text(|o| encode_kv_table(&BTreeMap::new(), o)),
-        r#"{"table":{}}"#
-    );
+    assert_eq!(text(|o| encode_kv_table(&table, o)), r#"{"table":{"TopicTest":"broker-a:4;broker-b:4"}}"#);
+    assert_eq!(text(|o| encode_kv_table(&BTreeMap::new(), o)), r#"{"table":{}}"#);
     let group = BrokerMemberGroup {
         cluster: Some("DefaultCluster".into()),
         broker_name: Some("broker-a".into()),
@@ -142,23 +113,13 @@ fn other_bodies_of_the_reference() {
         text(|o| encode_broker_member_group(&group, o)),
         r#"{"brokerMemberGroup":{"brokerAddrs":{0:"192.168.0.1:10911",1:"192.168.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}}"#
     );
-    let dv = DataVersion {
-        counter: 7,
-        state_version: 0,
-        timestamp: 1_700_000_000_000,
-    };
+    let dv = DataVersion { counter: 7, state_version: 0, timestamp: 1_700_000_000_000 };
     let dv_text = text(|o| encode_data_version(&dv, o));
-    assert_eq!(
-        dv_text,
-        r#"{"counter":7,"stateVersion":0,"timestamp":1700000000000}"#
-    );
+    assert_eq!(dv_text, r#"{"counter":7,"stateVersion":0,"timestamp":1700000000000}"#);
     assert_eq!(decode_data_version(dv_text.as_bytes()), Ok(dv));
     assert_eq!(
         decode_data_version(br#"{counter:"7",timestamp:1700000000000}"#),
-        Ok(DataVersion {
-            state_version: 0,
-            ..dv
-        })
+        Ok(DataVersion { state_version: 0, ..dv })
     );
     assert!(decode_data_version(b"null").is_err());
     assert!(decode_data_version(b"{").is_err());
@@ -171,18 +132,10 @@ fn kv_config_file_round_trip_and_leniency() {
         BTreeMap::from([("TopicTest".to_string(), "broker-a:4".to_string())]),
     )]);
     let bytes = text(|o| encode_kv_config_file(&config, o));
-    assert_eq!(
-        bytes,
-        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicTest":"broker-a:4"}}}"#
-    );
+    assert_eq!(bytes, r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicTest":"broker-a:4"}}}"#);
     assert_eq!(decode_kv_config_file(bytes.as_bytes()), Ok(config));
-    let lenient =
-        decode_kv_config_file(b"{configTable:{ns:{a:'1',b:null,c:2,},empty:{},gone:null},x:1}")
-            .unwrap();
-    assert_eq!(
-        lenient["ns"],
-        BTreeMap::from([("a".into(), "1".into()), ("c".into(), "2".into())])
-    );
+    let lenient = decode_kv_config_file(b"{configTable:{ns:{a:'1',b:null,c:2,},empty:{},gone:null},x:1}").unwrap();
+    assert_eq!(lenient["ns"], BTreeMap::from([("a".into(), "1".into()), ("c".into(), "2".into())]));
     assert!(lenient["empty"].is_empty());
     assert!(!lenient.contains_key("gone"));
     assert_eq!(decode_kv_config_file(b"  "), Ok(BTreeMap::new()));
@@ -195,14 +148,7 @@ fn queue_datas_accept_the_old_flag_name() {
     let body = br#"{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":1,"topicSynFlag":3,"writeQueueNums":2},{"perm":6},{"brokerName":"c","topicSysFlag":"1"}]}"#;
     let qs = decode_queue_datas(body).unwrap();
     assert_eq!(qs.len(), 2);
-    assert_eq!(
-        (
-            qs[0].topic_sys_flag,
-            qs[0].read_queue_nums,
-            qs[0].write_queue_nums
-        ),
-        (3, 1, 2)
-    );
+    assert_eq!((qs[0].topic_sys_flag, qs[0].read_queue_nums, qs[0].write_queue_nums), (3, 1, 2));
     assert_eq!(&*qs[1].broker_name, "c");
     assert_eq!(qs[1].topic_sys_flag, 1);
     assert_eq!(decode_queue_datas(b"{}"), Ok(vec![]));
@@ -213,11 +159,7 @@ const BROKER_5X: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":
 
 fn sample_body() -> RegisterBrokerBody {
     RegisterBrokerBody {
-        data_version: DataVersion {
-            counter: 3,
-            state_version: 0,
-            timestamp: 1_700_000_000_000,
-        },
+        data_version: DataVersion { counter: 3, state_version: 0, timestamp: 1_700_000_000_000 },
         topic_configs: vec![TopicConfig {
             topic_name: "TopicTest".into(),
             read_queue_nums: 4,
@@ -232,39 +174,20 @@ fn sample_body() -> RegisterBrokerBody {
 
 #[test]
 fn register_body_5x_example_both_ways() {
-    assert_eq!(
-        decode_register_broker_body(BROKER_5X.as_bytes(), false, 479, MB),
-        Ok(sample_body())
-    );
-    assert_eq!(
-        String::from_utf8(encode_register_broker_body(&sample_body(), false, 479)).unwrap(),
-        BROKER_5X
-    );
+    assert_eq!(decode_register_broker_body(BROKER_5X.as_bytes(), false, 479, MB), Ok(sample_body()));
+    assert_eq!(String::from_utf8(encode_register_broker_body(&sample_body(), false, 479)).unwrap(), BROKER_5X);
 }
 
 #[test]
 fn register_body_4x_refs_bare_keys_and_defaults() {
     let old = br#"{"filterServerList":["f:1"],"topicConfigSerializeWrapper":{"dataVersion":{"counter":"2","timestamp":5},"topicConfigTable":{"key-ignored":{"order":false,"perm":6,"readQueueNums":8,"topicFilterType":"SINGLE_TAG","topicName":"A","topicSysFlag":1,"writeQueueNums":8},"B":{"topicName":"B","attributes":{"$ref":"$.topicConfigSerializeWrapper.topicConfigTable.A.attributes"}},"C":{"perm":6},"D":{"$ref":"$.x"}}}}"#;
     let body = decode_register_broker_body(old, false, 409, MB).unwrap();
-    assert_eq!(
-        body.data_version,
-        DataVersion {
-            counter: 2,
-            state_version: 0,
-            timestamp: 5
-        }
-    );
+    assert_eq!(body.data_version, DataVersion { counter: 2, state_version: 0, timestamp: 5 });
     assert_eq!(body.filter_server_list, Some(vec!["f:1".into()]));
     assert_eq!(
         body.topic_configs,
         vec![
-            TopicConfig {
-                topic_name: "A".into(),
-                read_queue_nums: 8,
-                write_queue_nums: 8,
-                perm: 6,
-                topic_sys_flag: 1
-            },
+            TopicConfig { topic_name: "A".into(), read_queue_nums: 8, write_queue_nums: 8, perm: 6, topic_sys_flag: 1 },
             TopicConfig::with_defaults("B"),
         ]
     );
@@ -289,10 +212,7 @@ fn register_body_4x_refs_bare_keys_and_defaults() {
 
 #[test]
 fn register_body_edge_forms() {
-    assert_eq!(
-        decode_register_broker_body(b"", false, 479, MB),
-        Ok(RegisterBrokerBody::default())
-    );
+    assert_eq!(decode_register_broker_body(b"", false, 479, MB), Ok(RegisterBrokerBody::default()));
     let bare = br#"{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{"A":{"topicName":"A"}}}"#;
     let body = decode_register_broker_body(bare, false, 36, MB).unwrap();
     assert_eq!(body.topic_configs, vec![TopicConfig::with_defaults("A")]);
@@ -300,12 +220,7 @@ fn register_body_edge_forms() {
     let mut sample = sample_body();
     sample.filter_server_list = None;
     assert_eq!(
-        decode_register_broker_body(
-            &encode_register_broker_body(&sample, false, 36),
-            false,
-            36,
-            MB
-        ),
+        decode_register_broker_body(&encode_register_broker_body(&sample, false, 36), false, 36, MB),
         Ok(sample)
     );
     assert!(decode_register_broker_body(b"null", false, 479, MB).is_err());
@@ -340,22 +255,13 @@ fn zlib_layouts_by_version() {
     part(&mut raw, br#"{"counter":3,"timestamp":1700000000000}"#);
     raw.extend_from_slice(&2i32.to_be_bytes());
     part(&mut raw, b"TopicTest 4 4 6 SINGLE_TAG");
-    part(
-        &mut raw,
-        b"Other 8 2 7 MULTI_TAG {\"+message.type\":\"NORMAL\"}",
-    );
+    part(&mut raw, b"Other 8 2 7 MULTI_TAG {\"+message.type\":\"NORMAL\"}");
     part(&mut raw, br#"["f:1"]"#);
     let v49 = decode_register_broker_body(&zlib(&raw), true, 409, MB).unwrap();
     assert_eq!(v49.topic_configs.len(), 2);
     assert_eq!(
         v49.topic_configs[1],
-        TopicConfig {
-            topic_name: "Other".into(),
-            read_queue_nums: 8,
-            write_queue_nums: 2,
-            perm: 7,
-            topic_sys_flag: 0
-        }
+        TopicConfig { topic_name: "Other".into(), read_queue_nums: 8, write_queue_nums: 2, perm: 7, topic_sys_flag: 0 }
     );
     assert_eq!(v49.filter_server_list, Some(vec!["f:1".into()]));
 
@@ -365,15 +271,9 @@ fn zlib_layouts_by_version() {
     assert_eq!(v5.mapping_infos.len(), 1);
     assert_eq!(v5.mapping_infos[0].0, "TopicTest");
     // Mislabelled: 5.x brokers say compressed=false for a zlib body.
-    assert_eq!(
-        decode_register_broker_body(&zlib(&raw), false, 479, MB),
-        Ok(v5)
-    );
+    assert_eq!(decode_register_broker_body(&zlib(&raw), false, 479, MB), Ok(v5));
     // Below V5_0_0 the mapping section is not read (and trailing bytes are ignored, as in Java).
-    assert_eq!(
-        decode_register_broker_body(&zlib(&raw), true, 409, MB),
-        Ok(v49)
-    );
+    assert_eq!(decode_register_broker_body(&zlib(&raw), true, 409, MB), Ok(v49));
 }
 
 #[test]
@@ -381,18 +281,12 @@ fn zlib_malformations_are_errors() {
     let mut raw = Vec::new();
     part(&mut raw, b"{}");
     raw.extend_from_slice(&i32::MAX.to_be_bytes()); // a lying topic count
-    assert!(matches!(
-        decode_register_broker_body(&zlib(&raw), true, 479, MB),
-        Err(BodyError::Compressed(_))
-    ));
+    assert!(matches!(decode_register_broker_body(&zlib(&raw), true, 479, MB), Err(BodyError::Compressed(_))));
     let mut raw = Vec::new();
     part(&mut raw, b"{}");
     raw.extend_from_slice(&1i32.to_be_bytes());
     raw.extend_from_slice(&1000i32.to_be_bytes()); // a lying length
-    assert!(matches!(
-        decode_register_broker_body(&zlib(&raw), true, 479, MB),
-        Err(BodyError::Compressed(_))
-    ));
+    assert!(matches!(decode_register_broker_body(&zlib(&raw), true, 479, MB), Err(BodyError::Compressed(_))));
     for bad in [&b"T 4 4 6"[..], b"T x 4 6 SINGLE_TAG", b"T 4 4 6 NOPE"] {
         let mut raw = Vec::new();
         part(&mut raw, b"{}");
@@ -416,10 +310,7 @@ fn zlib_bomb_is_refused() {
     }
     let bomb = e.finish().unwrap();
     assert!(bomb.len() < 200 * 1024);
-    assert_eq!(
-        decode_register_broker_body(&bomb, true, 479, MB),
-        Err(BodyError::TooLarge(MB))
-    );
+    assert_eq!(decode_register_broker_body(&bomb, true, 479, MB), Err(BodyError::TooLarge(MB)));
 }
 
 fn arb_body() -> impl Strategy<Value = RegisterBrokerBody> {
@@ -435,11 +326,7 @@ fn arb_body() -> impl Strategy<Value = RegisterBrokerBody> {
         name,
         any::<i64>(),
         any::<bool>(),
-        proptest::option::of(proptest::collection::btree_map(
-            any::<i32>(),
-            any::<i32>(),
-            0..4,
-        )),
+        proptest::option::of(proptest::collection::btree_map(any::<i32>(), any::<i32>(), 0..4)),
         0..64i32,
         proptest::option::of(name),
     )
@@ -463,18 +350,12 @@ fn arb_body() -> impl Strategy<Value = RegisterBrokerBody> {
         proptest::collection::vec(info, 0..3),
         proptest::option::of(proptest::collection::vec("[a-z0-9.:]{1,10}", 0..3)),
     )
-        .prop_map(
-            |((c, s, t), topic_configs, mapping_infos, filter_server_list)| RegisterBrokerBody {
-                data_version: DataVersion {
-                    counter: c,
-                    state_version: s,
-                    timestamp: t,
-                },
-                topic_configs,
-                mapping_infos,
-                filter_server_list,
-            },
-        )
+        .prop_map(|((c, s, t), topic_configs, mapping_infos, filter_server_list)| RegisterBrokerBody {
+            data_version: DataVersion { counter: c, state_version: s, timestamp: t },
+            topic_configs,
+            mapping_infos,
+            filter_server_list,
+        })
 }
 
 proptest! {

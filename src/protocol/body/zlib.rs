@@ -58,10 +58,7 @@ impl<'a> Cursor<'a> {
     fn count(&mut self, min_item: usize) -> Result<usize, BodyError> {
         let n = usize::try_from(self.i32()?).map_err(|_| bad("negative count"))?;
         if n > self.s.len() / min_item {
-            return Err(bad(format!(
-                "count {n} exceeds the remaining {} bytes",
-                self.s.len()
-            )));
+            return Err(bad(format!("count {n} exceeds the remaining {} bytes", self.s.len())));
         }
         Ok(n)
     }
@@ -69,10 +66,7 @@ impl<'a> Cursor<'a> {
     fn part(&mut self) -> Result<&'a [u8], BodyError> {
         let n = usize::try_from(self.i32()?).map_err(|_| bad("negative length"))?;
         if n > self.s.len() {
-            return Err(bad(format!(
-                "length {n} exceeds the remaining {} bytes",
-                self.s.len()
-            )));
+            return Err(bad(format!("length {n} exceeds the remaining {} bytes", self.s.len())));
         }
         let (part, rest) = self.s.split_at(n);
         self.s = rest;
@@ -80,18 +74,11 @@ impl<'a> Cursor<'a> {
     }
 }
 
-pub(super) fn decode(
-    body: &[u8],
-    version: i32,
-    max: usize,
-) -> Result<RegisterBrokerBody, BodyError> {
+pub(super) fn decode(body: &[u8], version: i32, max: usize) -> Result<RegisterBrokerBody, BodyError> {
     let raw = inflate(body, max)?;
     let mut c = Cursor { s: &raw };
     let dv = parse_json(c.part()?)?;
-    let mut out = RegisterBrokerBody {
-        data_version: beans::read_data_version(&dv)?,
-        ..Default::default()
-    };
+    let mut out = RegisterBrokerBody { data_version: beans::read_data_version(&dv)?, ..Default::default() };
     let topics = c.count(4)?;
     out.topic_configs.reserve(topics);
     for _ in 0..topics {
@@ -131,18 +118,11 @@ fn parse_topic_config(bytes: &[u8]) -> Result<TopicConfig, BodyError> {
     let text = String::from_utf8_lossy(bytes);
     let parts: Vec<&str> = text.split(' ').collect();
     // Java's String.split drops trailing empty strings.
-    let used = parts
-        .iter()
-        .rposition(|p| !p.is_empty())
-        .map_or(0, |i| i + 1);
+    let used = parts.iter().rposition(|p| !p.is_empty()).map_or(0, |i| i + 1);
     if used < 5 {
-        return Err(bad(format!(
-            "topic config {text:?} has fewer than 5 fields"
-        )));
+        return Err(bad(format!("topic config {text:?} has fewer than 5 fields")));
     }
-    let int = |i: usize| {
-        java_int(parts[i]).ok_or_else(|| bad(format!("topic config {text:?}: bad number")))
-    };
+    let int = |i: usize| java_int(parts[i]).ok_or_else(|| bad(format!("topic config {text:?}: bad number")));
     if !matches!(parts[4], "SINGLE_TAG" | "MULTI_TAG") {
         return Err(bad(format!("topic config {text:?}: unknown filter type")));
     }
@@ -174,10 +154,8 @@ pub(super) fn encode(body: &RegisterBrokerBody, version: i32) -> Vec<u8> {
     put_part(&mut raw, &json(|w| beans::write_data_version(w, dv, five)));
     raw.extend_from_slice(&(body.topic_configs.len() as i32).to_be_bytes());
     for tc in &body.topic_configs {
-        let mut text = format!(
-            "{} {} {} {} SINGLE_TAG",
-            tc.topic_name, tc.read_queue_nums, tc.write_queue_nums, tc.perm
-        );
+        let mut text =
+            format!("{} {} {} {} SINGLE_TAG", tc.topic_name, tc.read_queue_nums, tc.write_queue_nums, tc.perm);
         if five {
             text.push_str(" {}");
         }

@@ -20,14 +20,8 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], FrameError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .ok_or_else(|| bad("length overflow"))?;
-        let out = self
-            .s
-            .get(self.pos..end)
-            .ok_or_else(|| bad("truncated header"))?;
+        let end = self.pos.checked_add(n).ok_or_else(|| bad("length overflow"))?;
+        let out = self.s.get(self.pos..end).ok_or_else(|| bad("truncated header"))?;
         self.pos = end;
         Ok(out)
     }
@@ -128,11 +122,7 @@ pub(super) fn encode(cmd: &RemotingCommand, out: &mut BytesMut) {
         }
         None => out.put_i32(0),
     }
-    let ext = cmd
-        .ext_fields
-        .as_ref()
-        .map(|e| e.0.as_slice())
-        .unwrap_or(&[]);
+    let ext = cmd.ext_fields.as_ref().map(|e| e.0.as_slice()).unwrap_or(&[]);
     let ext_len: usize = ext.iter().map(|(k, v)| 2 + k.len() + 4 + v.len()).sum();
     out.put_i32(ext_len as i32);
     for (k, v) in ext {

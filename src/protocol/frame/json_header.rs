@@ -23,9 +23,7 @@ pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
             .and_then(LanguageCode::from_byte),
         _ => None,
     };
-    let remark = v
-        .get("remark")
-        .and_then(|r| r.as_str().map(|s| s.into_owned()));
+    let remark = v.get("remark").and_then(|r| r.as_str().map(|s| s.into_owned()));
     let ext_fields = match v.get("extFields") {
         Some(Value::Object(members)) => Some(ext_fields(members)),
         _ => None,

@@ -55,14 +55,10 @@ pub fn decode(buf: &mut BytesMut, max_frame: usize) -> Result<Option<RemotingCom
     let word = frame.get_u32();
     let header_len = word & 0x00FF_FFFF;
     if header_len > length - 4 {
-        return Err(FrameError::HeaderTooLong {
-            header: header_len,
-            frame: length,
-        });
+        return Err(FrameError::HeaderTooLong { header: header_len, frame: length });
     }
     let type_byte = (word >> 24) as u8;
-    let serialize_type =
-        SerializeType::from_byte(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;
+    let serialize_type = SerializeType::from_byte(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;
     let body = frame.split_off(header_len as usize);
     let mut cmd = match serialize_type {
         SerializeType::Json => json_header::decode(&frame)?,

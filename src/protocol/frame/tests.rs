@@ -26,24 +26,17 @@ fn encoded(cmd: &RemotingCommand) -> BytesMut {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    s.split_whitespace()
-        .filter(|t| *t != "|")
-        .map(|t| u8::from_str_radix(t, 16).unwrap())
-        .collect()
+    s.split_whitespace().filter(|t| *t != "|").map(|t| u8::from_str_radix(t, 16).unwrap()).collect()
 }
 
 /// The worked example of §1.4.
-const BINARY_EXAMPLE: &str =
-    "00 00 00 2d | 01 00 00 29 | 00 69 | 00 | 01 df | 00 00 00 2a | 00 00 00 00 | \
+const BINARY_EXAMPLE: &str = "00 00 00 2d | 01 00 00 29 | 00 69 | 00 | 01 df | 00 00 00 2a | 00 00 00 00 | \
     00 00 00 00 | 00 00 00 14 | 00 05 74 6f 70 69 63 | 00 00 00 09 54 6f 70 69 63 54 65 73 74";
 
 #[test]
 fn binary_header_matches_the_reference_example() {
     let bytes = hex(BINARY_EXAMPLE);
-    assert_eq!(
-        &encoded(&route_request(SerializeType::RocketMq))[..],
-        &bytes[..]
-    );
+    assert_eq!(&encoded(&route_request(SerializeType::RocketMq))[..], &bytes[..]);
     let mut buf = BytesMut::from(&bytes[..]);
     let cmd = decode(&mut buf, DEFAULT_MAX_FRAME).unwrap().unwrap();
     assert_eq!(cmd, route_request(SerializeType::RocketMq));
@@ -81,18 +74,17 @@ fn frame_with(type_byte: u8, header: &[u8], body: &[u8]) -> BytesMut {
 }
 
 fn decode_json(header: &str) -> Result<Option<RemotingCommand>, FrameError> {
-    decode(
-        &mut frame_with(0, header.as_bytes(), b"xyz"),
-        DEFAULT_MAX_FRAME,
-    )
+    decode(&mut frame_with(0, header.as_bytes(), b"xyz"), DEFAULT_MAX_FRAME)
 }
 
 #[test]
 fn lenient_json_headers() {
     // The Go client's header: its own key order, remark "", no serializeTypeCurrentRPC.
-    let go = decode_json(r#"{"code":105,"language":"GO","version":317,"opaque":7,"flag":0,"remark":"","extFields":{"topic":"T"}}"#)
-        .unwrap()
-        .unwrap();
+    let go = decode_json(
+        r#"{"code":105,"language":"GO","version":317,"opaque":7,"flag":0,"remark":"","extFields":{"topic":"T"}}"#,
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(go.language, Some(LanguageCode::Go));
     assert_eq!(go.remark.as_deref(), Some(""));
     assert_eq!(go.ext("topic"), Some("T"));
@@ -102,23 +94,12 @@ fn lenient_json_headers() {
     let odd = decode_json(r#"{code:'105',language:9,'opaque':"-3",remark:null,extFields:{a:1,b:null,c:true,},x:[1],}"#)
         .unwrap()
         .unwrap();
-    assert_eq!(
-        (odd.code, odd.opaque, odd.version, odd.flag),
-        (105, -3, 0, 0)
-    );
+    assert_eq!((odd.code, odd.opaque, odd.version, odd.flag), (105, -3, 0, 0));
     assert_eq!(odd.language, Some(LanguageCode::Go));
     assert_eq!(odd.remark, None);
-    assert_eq!(
-        odd.ext_fields,
-        Some(ExtFields(vec![
-            ("a".into(), "1".into()),
-            ("c".into(), "true".into())
-        ]))
-    );
+    assert_eq!(odd.ext_fields, Some(ExtFields(vec![("a".into(), "1".into()), ("c".into(), "true".into())])));
 
-    let bare = decode_json(r#"{"language":"COBOL","extFields":{}}"#)
-        .unwrap()
-        .unwrap();
+    let bare = decode_json(r#"{"language":"COBOL","extFields":{}}"#).unwrap().unwrap();
     assert_eq!(bare.language, None);
     assert_eq!(bare.ext_fields, Some(ExtFields::default()));
     assert_eq!(decode_json("{}").unwrap().unwrap().ext_fields, None);
@@ -127,66 +108,33 @@ fn lenient_json_headers() {
 #[test]
 fn malformed_frames() {
     let mut zero = BytesMut::from(&[0u8, 0, 0, 0][..]);
-    assert_eq!(
-        decode(&mut zero, DEFAULT_MAX_FRAME),
-        Err(FrameError::TooShort(0))
-    );
+    assert_eq!(decode(&mut zero, DEFAULT_MAX_FRAME), Err(FrameError::TooShort(0)));
 
     // Detected from the length word alone, before the rest arrives.
     let mut huge = BytesMut::from(&[0x01u8, 0, 0, 0][..]);
-    assert_eq!(
-        decode(&mut huge, DEFAULT_MAX_FRAME),
-        Err(FrameError::TooLong(0x0100_0004, DEFAULT_MAX_FRAME))
-    );
+    assert_eq!(decode(&mut huge, DEFAULT_MAX_FRAME), Err(FrameError::TooLong(0x0100_0004, DEFAULT_MAX_FRAME)));
     let mut max = BytesMut::from(&[0xFFu8, 0xFF, 0xFF, 0xFF][..]);
-    assert!(matches!(
-        decode(&mut max, DEFAULT_MAX_FRAME),
-        Err(FrameError::TooLong(..))
-    ));
+    assert!(matches!(decode(&mut max, DEFAULT_MAX_FRAME), Err(FrameError::TooLong(..))));
 
     let mut b = BytesMut::new();
     b.put_u32(8);
     b.put_u32(5);
     b.put_u32(0);
-    assert_eq!(
-        decode(&mut b, DEFAULT_MAX_FRAME),
-        Err(FrameError::HeaderTooLong {
-            header: 5,
-            frame: 8
-        })
-    );
+    assert_eq!(decode(&mut b, DEFAULT_MAX_FRAME), Err(FrameError::HeaderTooLong { header: 5, frame: 8 }));
 
     let mut t2 = frame_with(2, b"{}", b"");
-    assert_eq!(
-        decode(&mut t2, DEFAULT_MAX_FRAME),
-        Err(FrameError::UnknownSerializeType(2))
-    );
+    assert_eq!(decode(&mut t2, DEFAULT_MAX_FRAME), Err(FrameError::UnknownSerializeType(2)));
 
-    assert!(matches!(
-        decode_json("{\"code\":"),
-        Err(FrameError::BadJsonHeader(_))
-    ));
-    assert!(matches!(
-        decode_json("null"),
-        Err(FrameError::BadJsonHeader(_))
-    ));
-    assert!(matches!(
-        decode_json("[1]"),
-        Err(FrameError::BadJsonHeader(_))
-    ));
+    assert!(matches!(decode_json("{\"code\":"), Err(FrameError::BadJsonHeader(_))));
+    assert!(matches!(decode_json("null"), Err(FrameError::BadJsonHeader(_))));
+    assert!(matches!(decode_json("[1]"), Err(FrameError::BadJsonHeader(_))));
     assert!(matches!(decode_json(""), Err(FrameError::BadJsonHeader(_))));
 
     let full = hex(BINARY_EXAMPLE);
     let header = &full[8..];
     for cut in 0..header.len() {
         let mut f = frame_with(1, &header[..cut], b"");
-        assert!(
-            matches!(
-                decode(&mut f, DEFAULT_MAX_FRAME),
-                Err(FrameError::BadBinaryHeader(_))
-            ),
-            "cut at {cut}"
-        );
+        assert!(matches!(decode(&mut f, DEFAULT_MAX_FRAME), Err(FrameError::BadBinaryHeader(_))), "cut at {cut}");
     }
 }
 
@@ -194,32 +142,21 @@ fn malformed_frames() {
 fn binary_lengths_beyond_the_header_are_rejected() {
     let mut h = hex("00 69 00 01 df 00 00 00 2a 00 00 00 00 7f ff ff ff 00 00 00 00");
     let mut f = frame_with(1, &h, b"");
-    assert!(matches!(
-        decode(&mut f, DEFAULT_MAX_FRAME),
-        Err(FrameError::BadBinaryHeader(_))
-    ));
+    assert!(matches!(decode(&mut f, DEFAULT_MAX_FRAME), Err(FrameError::BadBinaryHeader(_))));
     h[13..17].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
     let mut f = frame_with(1, &h, b"");
-    assert!(matches!(
-        decode(&mut f, DEFAULT_MAX_FRAME),
-        Err(FrameError::BadBinaryHeader(_))
-    ));
+    assert!(matches!(decode(&mut f, DEFAULT_MAX_FRAME), Err(FrameError::BadBinaryHeader(_))));
     h[13..17].copy_from_slice(&[0, 0, 0, 0]);
     h[17..21].copy_from_slice(&[0, 0, 1, 0]);
     let mut f = frame_with(1, &h, b"");
-    assert!(matches!(
-        decode(&mut f, DEFAULT_MAX_FRAME),
-        Err(FrameError::BadBinaryHeader(_))
-    ));
+    assert!(matches!(decode(&mut f, DEFAULT_MAX_FRAME), Err(FrameError::BadBinaryHeader(_))));
 }
 
 #[test]
 fn binary_empty_strings_are_null_and_empty_keys_skipped() {
     let h = hex("00 01 0e 00 02 00 00 00 03 00 00 00 01 00 00 00 00 \
          00 00 00 0e | 00 00 00 00 00 01 61 | 00 01 6b 00 00 00 00");
-    let cmd = decode(&mut frame_with(1, &h, b"B"), DEFAULT_MAX_FRAME)
-        .unwrap()
-        .unwrap();
+    let cmd = decode(&mut frame_with(1, &h, b"B"), DEFAULT_MAX_FRAME).unwrap().unwrap();
     assert_eq!(cmd.language, None); // byte 14 is unknown
     assert_eq!(cmd.remark, None);
     assert_eq!(cmd.ext_fields, Some(ExtFields::default()));
@@ -231,20 +168,8 @@ fn two_frames_in_one_buffer_split_one_at_a_time() {
     let mut buf = encoded(&route_request(SerializeType::Json));
     buf.extend_from_slice(&encoded(&route_request(SerializeType::RocketMq)));
     buf.extend_from_slice(&[0, 0]);
-    assert_eq!(
-        decode(&mut buf, DEFAULT_MAX_FRAME)
-            .unwrap()
-            .unwrap()
-            .serialize_type,
-        SerializeType::Json
-    );
-    assert_eq!(
-        decode(&mut buf, DEFAULT_MAX_FRAME)
-            .unwrap()
-            .unwrap()
-            .serialize_type,
-        SerializeType::RocketMq
-    );
+    assert_eq!(decode(&mut buf, DEFAULT_MAX_FRAME).unwrap().unwrap().serialize_type, SerializeType::Json);
+    assert_eq!(decode(&mut buf, DEFAULT_MAX_FRAME).unwrap().unwrap().serialize_type, SerializeType::RocketMq);
     assert_eq!(decode(&mut buf, DEFAULT_MAX_FRAME), Ok(None));
     assert_eq!(buf.len(), 2);
 }
@@ -262,35 +187,26 @@ fn arb_command() -> impl Strategy<Value = RemotingCommand> {
         proptest::option::of(proptest::collection::btree_map(text, text, 0..5)),
         proptest::collection::vec(any::<u8>(), 0..64),
     )
-        .prop_map(
-            |(binary, code, version, opaque, flag, lang, remark, ext, body)| {
-                let serialize_type = if binary {
-                    SerializeType::RocketMq
-                } else {
-                    SerializeType::Json
-                };
-                let (code, version) = if binary {
-                    (i32::from(code as i16), i32::from(version as i16))
-                } else {
-                    (code, version)
-                };
-                let mut ext_fields = ext.map(|m| ExtFields(m.into_iter().collect()));
-                if binary && ext_fields.as_ref().is_some_and(ExtFields::is_empty) {
-                    ext_fields = None; // extLength 0 means "no ext fields"
-                }
-                RemotingCommand {
-                    code,
-                    language: LanguageCode::from_byte(lang),
-                    version,
-                    opaque,
-                    flag,
-                    remark,
-                    ext_fields,
-                    body: Bytes::from(body),
-                    serialize_type,
-                }
-            },
-        )
+        .prop_map(|(binary, code, version, opaque, flag, lang, remark, ext, body)| {
+            let serialize_type = if binary { SerializeType::RocketMq } else { SerializeType::Json };
+            let (code, version) =
+                if binary { (i32::from(code as i16), i32::from(version as i16)) } else { (code, version) };
+            let mut ext_fields = ext.map(|m| ExtFields(m.into_iter().collect()));
+            if binary && ext_fields.as_ref().is_some_and(ExtFields::is_empty) {
+                ext_fields = None; // extLength 0 means "no ext fields"
+            }
+            RemotingCommand {
+                code,
+                language: LanguageCode::from_byte(lang),
+                version,
+                opaque,
+                flag,
+                remark,
+                ext_fields,
+                body: Bytes::from(body),
+                serialize_type,
+            }
+        })
 }
 
 proptest! {

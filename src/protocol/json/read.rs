@@ -31,11 +31,7 @@ pub struct JsonError {
 
 /// fastjson-lenient parsing of one value (trailing whitespace allowed, anything else after it is an error).
 pub fn parse(input: &[u8]) -> Result<Value, JsonError> {
-    let mut p = Parser {
-        s: input,
-        pos: 0,
-        depth: 0,
-    };
+    let mut p = Parser { s: input, pos: 0, depth: 0 };
     // A UTF-8 byte-order mark is skipped, as Java's readers do.
     if input.starts_with(&[0xEF, 0xBB, 0xBF]) {
         p.pos = 3;
@@ -57,10 +53,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn err(&self, reason: &str) -> JsonError {
-        JsonError {
-            offset: self.pos,
-            reason: reason.to_string(),
-        }
+        JsonError { offset: self.pos, reason: reason.to_string() }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -133,10 +126,7 @@ impl Parser<'_> {
     fn word(&mut self) -> &str {
         let start = self.pos;
         while let Some(b) = self.peek() {
-            if b.is_ascii_alphanumeric()
-                || matches!(b, b'_' | b'$' | b'-' | b'.' | b'+')
-                || b >= 0x80
-            {
+            if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.' | b'+') || b >= 0x80 {
                 self.pos += 1;
             } else {
                 break;
@@ -316,9 +306,7 @@ impl Parser<'_> {
             }
             b'u' => {
                 let hi = self.hex4()?;
-                if (0xD800..0xDC00).contains(&hi)
-                    && self.s.get(self.pos..self.pos + 2) == Some(b"\\u")
-                {
+                if (0xD800..0xDC00).contains(&hi) && self.s.get(self.pos..self.pos + 2) == Some(b"\\u") {
                     let save = self.pos;
                     self.pos += 2;
                     let lo = self.hex4()?;
@@ -462,12 +450,7 @@ mod tests {
     }
 
     fn obj(members: &[(&str, Value)]) -> Value {
-        Value::Object(
-            members
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
+        Value::Object(members.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     }
 
     fn s(v: &str) -> Value {
@@ -485,10 +468,7 @@ mod tests {
     #[test]
     fn arbitrary_and_trailing_commas() {
         assert_eq!(p("{,,\"a\":1,,\"b\":2,}").members().len(), 2);
-        assert_eq!(
-            p("[1,,2,]"),
-            Value::Array(vec![Value::Number("1".into()), Value::Number("2".into())])
-        );
+        assert_eq!(p("[1,,2,]"), Value::Array(vec![Value::Number("1".into()), Value::Number("2".into())]));
         assert!(parse(b"{\"a\":1 \"b\":2}").is_err());
         assert!(parse(b"[1 2]").is_err());
     }
@@ -502,10 +482,7 @@ mod tests {
 
     #[test]
     fn escapes_and_surrogate_pairs() {
-        assert_eq!(
-            p(r#""a\"\\\/\b\f\n\r\t\u4e2D\uD83D\uDE00\x41""#),
-            s("a\"\\/\u{8}\u{c}\n\r\t\u{4e2d}\u{1F600}A")
-        );
+        assert_eq!(p(r#""a\"\\\/\b\f\n\r\t\u4e2D\uD83D\uDE00\x41""#), s("a\"\\/\u{8}\u{c}\n\r\t\u{4e2d}\u{1F600}A"));
         assert_eq!(p(r#""\uD83D""#), s("\u{FFFD}"));
         assert_eq!(p(r#""\uD83Dx""#), s("\u{FFFD}x"));
         assert!(parse(br#""\u12""#).is_err());
@@ -538,10 +515,7 @@ mod tests {
         assert_eq!(p("12").as_str().as_deref(), Some("12"));
         assert_eq!(p("true").as_str().as_deref(), Some("true"));
         assert_eq!(p("[]").as_str(), None);
-        assert_eq!(
-            p("{a:[1,'x',null]}").to_json_text(),
-            r#"{"a":[1,"x",null]}"#
-        );
+        assert_eq!(p("{a:[1,'x',null]}").to_json_text(), r#"{"a":[1,"x",null]}"#);
     }
 
     #[test]
@@ -560,17 +534,10 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let deep = "[".repeat(100_000);
-        assert_eq!(
-            parse(deep.as_bytes()).unwrap_err().reason,
-            "nesting too deep"
-        );
+        assert_eq!(parse(deep.as_bytes()).unwrap_err().reason, "nesting too deep");
         let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(ok.as_bytes()).is_ok());
-        let too = format!(
-            "{}{}",
-            "{a:".repeat(MAX_DEPTH + 1),
-            "}".repeat(MAX_DEPTH + 1)
-        );
+        let too = format!("{}{}", "{a:".repeat(MAX_DEPTH + 1), "}".repeat(MAX_DEPTH + 1));
         assert!(parse(too.as_bytes()).is_err());
     }
 

@@ -19,12 +19,7 @@ pub struct JsonWriter<'a> {
 
 impl<'a> JsonWriter<'a> {
     pub fn new(out: &'a mut Vec<u8>, dialect: Dialect) -> Self {
-        JsonWriter {
-            out,
-            dialect,
-            stack: smallvec::SmallVec::new(),
-            after_key: false,
-        }
+        JsonWriter { out, dialect, stack: smallvec::SmallVec::new(), after_key: false }
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -116,8 +111,7 @@ impl<'a> JsonWriter<'a> {
 
     pub fn bool(&mut self, v: bool) {
         self.separate();
-        self.out
-            .extend_from_slice(if v { b"true" as &[u8] } else { b"false" });
+        self.out.extend_from_slice(if v { b"true" as &[u8] } else { b"false" });
     }
 
     /// A JSON `null` (only for echoing parsed values; beans omit nulls).
@@ -250,13 +244,8 @@ mod tests {
 
     #[test]
     fn default_dialect_escapes_c1_and_line_separators_only() {
-        let s = text(Dialect::Default, |w| {
-            w.string("~\u{7f}\u{80}\u{9f}\u{a0}\u{2027}\u{2028}\u{2029}\u{202a}\u{0}")
-        });
+        let s = text(Dialect::Default, |w| w.string("~\u{7f}\u{80}\u{9f}\u{a0}\u{2027}\u{2028}\u{2029}\u{202a}\u{0}"));
         // fastjson 1.2.83: "~\u007F\u0080\u009F \u2028\u2029\u0000" with U+00A0, U+2027, U+202A raw.
-        assert_eq!(
-            s,
-            "\"~\\u007F\\u0080\\u009F\u{a0}\u{2027}\\u2028\\u2029\u{202a}\\u0000\""
-        );
+        assert_eq!(s, "\"~\\u007F\\u0080\\u009F\u{a0}\u{2027}\\u2028\\u2029\u{202a}\\u0000\"");
     }
 }

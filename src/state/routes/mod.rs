@@ -181,11 +181,7 @@ impl RouteTables {
         };
         let name = qd.broker_name.clone();
         if entry.insert(name.clone(), qd).is_none() {
-            self.view
-                .broker_topics
-                .entry(name)
-                .or_default()
-                .insert(key.clone());
+            self.view.broker_topics.entry(name).or_default().insert(key.clone());
         }
         self.view.topics.insert(key, Arc::new(entry));
         self.bump();
@@ -232,11 +228,7 @@ impl RouteTables {
     }
 
     fn topics_of_broker(&self, broker_name: &str) -> Vec<Arc<str>> {
-        self.view
-            .broker_topics
-            .get(broker_name)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default()
+        self.view.broker_topics.get(broker_name).map(|s| s.iter().cloned().collect()).unwrap_or_default()
     }
 
     /// Stores a BrokerData unless an equal one is there.
@@ -244,9 +236,7 @@ impl RouteTables {
         if self.view.brokers.get(&*bd.broker_name).map(|b| &**b) == Some(&bd) {
             return;
         }
-        self.view
-            .brokers
-            .insert(bd.broker_name.clone(), Arc::new(bd));
+        self.view.brokers.insert(bd.broker_name.clone(), Arc::new(bd));
         self.bump();
     }
 
@@ -257,19 +247,10 @@ impl RouteTables {
     }
 
     fn add_to_cluster(&mut self, cluster: &Arc<str>, broker_name: &Arc<str>) {
-        if self
-            .view
-            .clusters
-            .get(&**cluster)
-            .is_some_and(|s| s.contains(&**broker_name))
-        {
+        if self.view.clusters.get(&**cluster).is_some_and(|s| s.contains(&**broker_name)) {
             return;
         }
-        self.view
-            .clusters
-            .entry(cluster.clone())
-            .or_default()
-            .insert(broker_name.clone());
+        self.view.clusters.entry(cluster.clone()).or_default().insert(broker_name.clone());
         self.bump();
     }
 
@@ -288,19 +269,11 @@ impl RouteTables {
     }
 
     fn set_filter_servers(&mut self, cluster: &Arc<str>, addr: &Arc<str>, list: Vec<String>) {
-        let cur = self
-            .view
-            .filter_servers
-            .get(&**cluster)
-            .and_then(|m| m.get(&**addr));
+        let cur = self.view.filter_servers.get(&**cluster).and_then(|m| m.get(&**addr));
         if cur.is_some_and(|l| **l == list) {
             return;
         }
-        self.view
-            .filter_servers
-            .entry(cluster.clone())
-            .or_default()
-            .insert(addr.clone(), Arc::new(list));
+        self.view.filter_servers.entry(cluster.clone()).or_default().insert(addr.clone(), Arc::new(list));
         self.bump();
     }
 
@@ -339,8 +312,6 @@ impl RouteView {
     /// The identity of a broker group's record.
     #[doc(hidden)]
     pub fn broker_data_ptr(&self, broker_name: &str) -> Option<*const ()> {
-        self.brokers
-            .get(broker_name)
-            .map(|b| Arc::as_ptr(b) as *const ())
+        self.brokers.get(broker_name).map(|b| Arc::as_ptr(b) as *const ())
     }
 }

@@ -18,10 +18,7 @@ impl RouteView {
     /// §5.7 including the acting-master rewrite when `support_acting_master`; no order conf, no zone filter.
     pub fn route(&self, topic: &str, support_acting_master: bool) -> Option<TopicRouteData> {
         let entry = self.topics.get(topic)?;
-        let mut route = TopicRouteData {
-            queue_datas: entry.values().cloned().collect(),
-            ..TopicRouteData::default()
-        };
+        let mut route = TopicRouteData { queue_datas: entry.values().cloned().collect(), ..TopicRouteData::default() };
         for name in entry.keys() {
             let Some(bd) = self.brokers.get(name) else {
                 continue;
@@ -31,9 +28,7 @@ impl RouteView {
             if let Some(fs) = self.filter_servers.get(&*bd.cluster) {
                 for addr in bd.broker_addrs.values() {
                     if let Some(list) = fs.get(addr.as_str()) {
-                        route
-                            .filter_server_table
-                            .insert(addr.clone(), (**list).clone());
+                        route.filter_server_table.insert(addr.clone(), (**list).clone());
                     }
                 }
             }
@@ -50,11 +45,7 @@ impl RouteView {
 
     pub fn cluster_info(&self) -> ClusterInfo {
         ClusterInfo {
-            broker_addr_table: self
-                .brokers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            broker_addr_table: self.brokers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             cluster_addr_table: self
                 .clusters
                 .iter()
@@ -64,11 +55,7 @@ impl RouteView {
     }
 
     /// 901: looked up by broker name only; `cluster`/`broker_name` echo the request.
-    pub fn broker_member_group(
-        &self,
-        cluster: Option<&str>,
-        broker_name: Option<&str>,
-    ) -> BrokerMemberGroup {
+    pub fn broker_member_group(&self, cluster: Option<&str>, broker_name: Option<&str>) -> BrokerMemberGroup {
         BrokerMemberGroup {
             cluster: cluster.map(str::to_owned),
             broker_name: broker_name.map(str::to_owned),
@@ -80,10 +67,7 @@ impl RouteView {
     }
 
     pub fn all_topics(&self) -> TopicList {
-        TopicList {
-            topic_list: self.topics.keys().cloned().collect(),
-            broker_addr: None,
-        }
+        TopicList { topic_list: self.topics.keys().cloned().collect(), broker_addr: None }
     }
 
     /// Topics with a QueueData of any broker name of the cluster, each once (Java may repeat a topic hosted by
@@ -97,10 +81,7 @@ impl RouteView {
                 }
             }
         }
-        TopicList {
-            topic_list: topics.into_iter().collect(),
-            broker_addr: None,
-        }
+        TopicList { topic_list: topics.into_iter().collect(), broker_addr: None }
     }
 
     /// 304: each cluster name followed by its broker names, and the first address of the first group (by name)
@@ -111,14 +92,8 @@ impl RouteView {
             topic_list.push(c.clone());
             topic_list.extend(names.iter().cloned());
         }
-        let broker_addr = self
-            .brokers
-            .values()
-            .find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
-        TopicList {
-            topic_list,
-            broker_addr,
-        }
+        let broker_addr = self.brokers.values().find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
+        TopicList { topic_list, broker_addr }
     }
 
     /// 311–313, judged by the QueueData of the smallest broker name.
@@ -151,8 +126,7 @@ impl RouteView {
 /// §5.7: when some group of the route has no master, groups that enable acting master and whose queue data is not
 /// writable show their smallest-id member as id 0.
 fn rewrite_acting_masters(route: &mut TopicRouteData) {
-    let headless =
-        |bd: &BrokerData| !bd.broker_addrs.is_empty() && !bd.broker_addrs.contains_key(&MASTER_ID);
+    let headless = |bd: &BrokerData| !bd.broker_addrs.is_empty() && !bd.broker_addrs.contains_key(&MASTER_ID);
     if !route.broker_datas.iter().any(|bd| headless(bd)) {
         return;
     }
@@ -181,18 +155,13 @@ pub fn filter_by_zone(route: &mut TopicRouteData, zone: &str) {
     let mut dropped: BTreeMap<Arc<str>, Arc<BrokerData>> = BTreeMap::new();
     route.broker_datas.retain(|bd| {
         let keep = !bd.broker_addrs.contains_key(&MASTER_ID)
-            || bd
-                .zone_name
-                .as_deref()
-                .is_some_and(|z| java_equals_ignore_case(z, zone));
+            || bd.zone_name.as_deref().is_some_and(|z| java_equals_ignore_case(z, zone));
         if !keep {
             dropped.insert(bd.broker_name.clone(), bd.clone());
         }
         keep
     });
-    route
-        .queue_datas
-        .retain(|qd| !dropped.contains_key(&qd.broker_name));
+    route.queue_datas.retain(|qd| !dropped.contains_key(&qd.broker_name));
     for bd in dropped.values() {
         for addr in bd.broker_addrs.values() {
             route.filter_server_table.remove(addr);

@@ -6,30 +6,21 @@ use std::sync::Arc;
 use crate::model::{perm, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
-use super::{
-    MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
-};
+use super::{MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
 
 const MASTER_ID: i64 = 0;
 
 impl RouteTables {
     /// §5.3. `now_ms` stamps the live entry.
-    pub fn register_broker(
-        &mut self,
-        req: RegisterBroker,
-        now_ms: i64,
-        s: RouteSettings,
-    ) -> RegisterOutcome {
+    pub fn register_broker(&mut self, req: RegisterBroker, now_ms: i64, s: RouteSettings) -> RegisterOutcome {
         let cluster: Arc<str> = Arc::from(req.cluster_name.as_str());
         let addr: Arc<str> = Arc::from(req.broker_addr.as_str());
         let id = req.broker_id;
 
         // 1. The cluster lists the name even if the registration is refused below.
         let existing = self.view.brokers.get(req.broker_name.as_str()).cloned();
-        let name: Arc<str> = existing
-            .as_ref()
-            .map(|b| b.broker_name.clone())
-            .unwrap_or_else(|| Arc::from(req.broker_name.as_str()));
+        let name: Arc<str> =
+            existing.as_ref().map(|b| b.broker_name.clone()).unwrap_or_else(|| Arc::from(req.broker_name.as_str()));
         self.add_to_cluster(&cluster, &name);
 
         // 2–3. Work on a copy; it is stored (if it differs) at every exit.
@@ -53,15 +44,15 @@ impl RouteTables {
         let min_changed = id < prev_min;
 
         // 5. One entry per address: a host switching role keeps only its new id.
-        bd.broker_addrs
-            .retain(|i, a| *i == id || a.as_str() != &*addr);
+        bd.broker_addrs.retain(|i, a| *i == id || a.as_str() != &*addr);
 
         // 6. A stale registrant for an id held by a newer (higher stateVersion) broker is ignored.
         if let Some(old_addr) = bd.broker_addrs.get(&id) {
             if old_addr.as_str() != &*addr {
-                let newer = self.live.get(&cluster, old_addr).is_some_and(|l| {
-                    l.data_version.state_version > req.body.data_version.state_version
-                });
+                let newer = self
+                    .live
+                    .get(&cluster, old_addr)
+                    .is_some_and(|l| l.data_version.state_version > req.body.data_version.state_version);
                 if newer {
                     self.live.remove(&cluster, &addr);
                     self.put_broker(bd);
@@ -82,21 +73,12 @@ impl RouteTables {
 
         // 9.
         let is_master = id == MASTER_ID;
-        let is_prime_slave =
-            !old_version_broker && !is_master && bd.min_broker().is_some_and(|(m, _)| m == id);
+        let is_prime_slave = !old_version_broker && !is_master && bd.min_broker().is_some_and(|(m, _)| m == id);
         self.put_broker(bd);
 
         // 10.
         if is_master || is_prime_slave {
-            self.apply_topic_table(
-                &req,
-                &cluster,
-                &addr,
-                &name,
-                register_first,
-                is_prime_slave,
-                s,
-            );
+            self.apply_topic_table(&req, &cluster, &addr, &name, register_first, is_prime_slave, s);
         }
 
         // 11. Replaces the whole entry, connection included.
@@ -105,9 +87,7 @@ impl RouteTables {
             &addr,
             BrokerLive {
                 last_update_ms: now_ms,
-                timeout_ms: req
-                    .heartbeat_timeout_ms
-                    .unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS),
+                timeout_ms: req.heartbeat_timeout_ms.unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS),
                 data_version: req.body.data_version,
                 conn: req.conn,
                 ha_server_addr: req.ha_server_addr.clone(),
@@ -135,8 +115,7 @@ impl RouteTables {
 
         // 14.
         if min_changed && s.notify_min_broker_id_changed {
-            result.notices =
-                min_id_notices(&bd.broker_addrs, None, Some(req.ha_server_addr.clone()));
+            result.notices = min_id_notices(&bd.broker_addrs, None, Some(req.ha_server_addr.clone()));
         }
         Some(result)
     }
@@ -155,11 +134,7 @@ impl RouteTables {
     ) {
         let body = &req.body;
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
-            let keep: HashSet<&str> = body
-                .topic_configs
-                .iter()
-                .map(|t| t.topic_name.as_str())
-                .collect();
+            let keep: HashSet<&str> = body.topic_configs.iter().map(|t| t.topic_name.as_str()).collect();
             for t in self.topics_of_broker(name) {
                 if !keep.contains(&*t) {
                     self.remove_queue(&t, name);
@@ -168,18 +143,11 @@ impl RouteTables {
         }
 
         // Read before step 11 replaces the live entry.
-        let version_changed = self
-            .live
-            .get(cluster, addr)
-            .map_or(true, |l| l.data_version != body.data_version);
+        let version_changed = self.live.get(cluster, addr).map_or(true, |l| l.data_version != body.data_version);
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self
-                    .view
-                    .topics
-                    .get(tc.topic_name.as_str())
-                    .map_or(true, |e| !e.contains_key(&**name));
+                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains_key(&**name));
             if !changed {
                 continue;
             }
@@ -238,23 +206,15 @@ impl RouteTables {
     pub fn delete_topic(&mut self, topic: &str, cluster_name: Option<&str>) {
         match cluster_name {
             Some(c) if !c.is_empty() => {
-                let names: Vec<Arc<str>> = self
-                    .view
-                    .clusters
-                    .get(c)
-                    .map(|s| s.iter().cloned().collect())
-                    .unwrap_or_default();
+                let names: Vec<Arc<str>> =
+                    self.view.clusters.get(c).map(|s| s.iter().cloned().collect()).unwrap_or_default();
                 for n in names {
                     self.remove_queue(topic, &n);
                 }
             }
             _ => {
-                let names: Vec<Arc<str>> = self
-                    .view
-                    .topics
-                    .get(topic)
-                    .map(|e| e.keys().cloned().collect())
-                    .unwrap_or_default();
+                let names: Vec<Arc<str>> =
+                    self.view.topics.get(topic).map(|e| e.keys().cloned().collect()).unwrap_or_default();
                 for n in names {
                     self.remove_queue(topic, &n);
                 }
@@ -274,19 +234,8 @@ impl RouteTables {
                 return;
             }
             // Share the registered name's allocation.
-            let name = self
-                .view
-                .brokers
-                .get_key_value(&*qd.broker_name)
-                .map(|(k, _)| k.clone())
-                .expect("known");
-            self.put_queue(
-                topic,
-                QueueData {
-                    broker_name: name,
-                    ..qd
-                },
-            );
+            let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
+            self.put_queue(topic, QueueData { broker_name: name, ..qd });
         }
     }
 }

@@ -37,9 +37,7 @@ fn unregister_matches_members_by_address_not_id() {
     t.unregister_brokers(&[unreg("c", "b", 7, "A")], S);
     assert!(t.view().route("T", false).is_none());
     // Unknown names are harmless.
-    assert!(t
-        .unregister_brokers(&[unreg("c", "zz", 0, "A")], NOTIFY)
-        .is_empty());
+    assert!(t.unregister_brokers(&[unreg("c", "zz", 0, "A")], NOTIFY).is_empty());
 }
 
 #[test]
@@ -64,31 +62,22 @@ fn unregistering_the_minimum_notifies_the_rest_of_an_acting_master_group() {
     t.register_broker(acting(reg("c", "b", 0, "A", &["T", "U"], 1)), 0, S);
     t.register_broker(acting(reg("c", "b", 1, "B", &["T", "U"], 1)), 0, S);
     t.register_broker(acting(reg("c", "b", 2, "C", &["T", "U"], 1)), 0, S);
-    assert!(t
-        .unregister_brokers(&[unreg("c", "b", 2, "C")], NOTIFY)
-        .is_empty());
+    assert!(t.unregister_brokers(&[unreg("c", "b", 2, "C")], NOTIFY).is_empty());
     let n = t.unregister_brokers(&[unreg("c", "b", 0, "A")], NOTIFY);
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].target, "B");
-    assert_eq!(
-        (n[0].min_broker_id, n[0].min_broker_addr.as_str()),
-        (1, "B")
-    );
+    assert_eq!((n[0].min_broker_id, n[0].min_broker_addr.as_str()), (1, "B"));
     assert_eq!(n[0].offline_broker_addr.as_deref(), Some("A"));
     assert_eq!(n[0].ha_broker_addr, None);
     // Not for groups without acting master, nor without the setting.
     let mut t = RouteTables::new();
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
     t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S);
-    assert!(t
-        .unregister_brokers(&[unreg("c", "b", 0, "A")], NOTIFY)
-        .is_empty());
+    assert!(t.unregister_brokers(&[unreg("c", "b", 0, "A")], NOTIFY).is_empty());
     let mut t = RouteTables::new();
     t.register_broker(acting(reg("c", "b", 0, "A", &["T", "U"], 1)), 0, S);
     t.register_broker(acting(reg("c", "b", 1, "B", &["T", "U"], 1)), 0, S);
-    assert!(t
-        .unregister_brokers(&[unreg("c", "b", 0, "A")], S)
-        .is_empty());
+    assert!(t.unregister_brokers(&[unreg("c", "b", 0, "A")], S).is_empty());
 }
 
 #[test]
@@ -169,10 +158,5 @@ fn live_entry_no_group_claims_is_dropped_silently() {
     let e = t.expire(120_001, S);
     assert!(e.evicted.is_empty());
     assert_eq!(t.live_broker_count(), 1);
-    assert_eq!(
-        t.view().cluster_info().broker_addr_table["b"]
-            .broker_addrs
-            .len(),
-        1
-    );
+    assert_eq!(t.view().cluster_info().broker_addr_table["b"].broker_addrs.len(), 1);
 }

@@ -9,13 +9,7 @@ fn names(l: &crate::model::TopicList) -> Vec<&str> {
 }
 
 fn qd(broker: &str, perm: i32) -> QueueData {
-    QueueData {
-        broker_name: broker.into(),
-        read_queue_nums: 4,
-        write_queue_nums: 4,
-        perm,
-        topic_sys_flag: 0,
-    }
+    QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 }
 }
 
 #[test]
@@ -109,47 +103,25 @@ fn acting_master_rewrite() {
     t.unregister_brokers(&[unreg("c", "b", 0, "A0")], S);
     let v = t.view();
     let plain = v.route("T", false).unwrap();
-    assert_eq!(
-        plain.broker_datas[0]
-            .broker_addrs
-            .keys()
-            .copied()
-            .collect::<Vec<_>>(),
-        vec![1, 2]
-    );
+    assert_eq!(plain.broker_datas[0].broker_addrs.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
     let r = v.route("T", true).unwrap();
-    let ids: Vec<(i64, &str)> = r.broker_datas[0]
-        .broker_addrs
-        .iter()
-        .map(|(i, a)| (*i, a.as_str()))
-        .collect();
+    let ids: Vec<(i64, &str)> = r.broker_datas[0].broker_addrs.iter().map(|(i, a)| (*i, a.as_str())).collect();
     assert_eq!(ids, vec![(0, "A1"), (2, "A2")]);
     // The shared record is not modified.
-    assert!(!v.cluster_info().broker_addr_table["b"]
-        .broker_addrs
-        .contains_key(&0));
+    assert!(!v.cluster_info().broker_addr_table["b"].broker_addrs.contains_key(&0));
     // Never for the sync-member topic.
     t.register_topic("rmq_sys_SYNC_BROKER_MEMBER_b", vec![qd("b", perm::READ)]);
-    let r = t
-        .view()
-        .route("rmq_sys_SYNC_BROKER_MEMBER_b", true)
-        .unwrap();
+    let r = t.view().route("rmq_sys_SYNC_BROKER_MEMBER_b", true).unwrap();
     assert!(!r.broker_datas[0].broker_addrs.contains_key(&0));
     // A writable queue (an admin added the perm back) keeps the real ids.
     t.add_write_perm("b");
-    assert!(!t.view().route("T", true).unwrap().broker_datas[0]
-        .broker_addrs
-        .contains_key(&0));
+    assert!(!t.view().route("T", true).unwrap().broker_datas[0].broker_addrs.contains_key(&0));
 }
 
 #[test]
 fn zone_filter_keeps_headless_groups_and_the_zone() {
     let mut t = RouteTables::new();
-    for (name, addr, zone, id) in [
-        ("b1", "A", Some("Z1"), 0),
-        ("b2", "B", Some("z2"), 0),
-        ("b3", "C", None, 1),
-    ] {
+    for (name, addr, zone, id) in [("b1", "A", Some("Z1"), 0), ("b2", "B", Some("z2"), 0), ("b3", "C", None, 1)] {
         let mut r = reg("c", name, id, addr, &["T", "U"], 1);
         r.zone_name = zone.map(Into::into);
         r.enable_acting_master = Some(true);
@@ -163,10 +135,7 @@ fn zone_filter_keeps_headless_groups_and_the_zone() {
     let qn: Vec<&str> = r.queue_datas.iter().map(|q| &*q.broker_name).collect();
     assert_eq!(bn, vec!["b1", "b3"]);
     assert_eq!(qn, vec!["b1", "b3"]);
-    assert_eq!(
-        r.filter_server_table.keys().collect::<Vec<_>>(),
-        vec!["A", "C"]
-    );
+    assert_eq!(r.filter_server_table.keys().collect::<Vec<_>>(), vec!["A", "C"]);
 }
 
 #[test]
@@ -180,28 +149,13 @@ fn topic_lists() {
     t.register_broker(reg("c1", "b2", 0, "B", &["T", "X"], 1), 0, S);
     t.register_broker(reg("c2", "b3", 0, "C", &["T", "Y"], 1), 0, S);
     let v = t.view();
-    assert_eq!(
-        names(&v.all_topics()),
-        vec!["BOTH", "SUB", "T", "UNIT", "X", "Y"]
-    );
-    assert_eq!(
-        names(&v.topics_by_cluster("c1")),
-        vec!["BOTH", "SUB", "T", "UNIT", "X"]
-    );
+    assert_eq!(names(&v.all_topics()), vec!["BOTH", "SUB", "T", "UNIT", "X", "Y"]);
+    assert_eq!(names(&v.topics_by_cluster("c1")), vec!["BOTH", "SUB", "T", "UNIT", "X"]);
     assert_eq!(names(&v.topics_by_cluster("c2")), vec!["T", "Y"]);
     assert!(v.topics_by_cluster("zz").topic_list.is_empty());
-    assert_eq!(
-        names(&v.unit_topics(UnitTopicKind::Unit)),
-        vec!["BOTH", "UNIT"]
-    );
-    assert_eq!(
-        names(&v.unit_topics(UnitTopicKind::HasUnitSub)),
-        vec!["BOTH", "SUB"]
-    );
-    assert_eq!(
-        names(&v.unit_topics(UnitTopicKind::HasUnitSubUnUnit)),
-        vec!["SUB"]
-    );
+    assert_eq!(names(&v.unit_topics(UnitTopicKind::Unit)), vec!["BOTH", "UNIT"]);
+    assert_eq!(names(&v.unit_topics(UnitTopicKind::HasUnitSub)), vec!["BOTH", "SUB"]);
+    assert_eq!(names(&v.unit_topics(UnitTopicKind::HasUnitSubUnUnit)), vec!["SUB"]);
     let sys = v.system_topics();
     assert_eq!(names(&sys), vec!["c1", "b1", "b2", "c2", "b3"]);
     assert_eq!(sys.broker_addr.as_deref(), Some("A"));
@@ -214,10 +168,7 @@ fn system_topics_skip_groups_without_addresses() {
     t.register_broker(reg("c", "a-empty", 0, "A", &["T"], 1), 0, S);
     t.register_broker(reg("c", "b", 3, "B", &["T", "U"], 1), 0, S);
     assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("B"));
-    assert_eq!(
-        RouteView::default().system_topics(),
-        crate::model::TopicList::default()
-    );
+    assert_eq!(RouteView::default().system_topics(), crate::model::TopicList::default());
 }
 
 #[test]

@@ -5,11 +5,7 @@ use super::*;
 use crate::model::{perm, TopicQueueMappingInfo};
 
 fn addrs(v: &RouteView, name: &str) -> Vec<(i64, String)> {
-    v.cluster_info().broker_addr_table[name]
-        .broker_addrs
-        .iter()
-        .map(|(i, a)| (*i, a.clone()))
-        .collect()
+    v.cluster_info().broker_addr_table[name].broker_addrs.iter().map(|(i, a)| (*i, a.clone())).collect()
 }
 
 #[test]
@@ -17,9 +13,7 @@ fn master_then_slave_gets_master_and_ha_addresses() {
     let mut t = RouteTables::new();
     let m = t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
     assert_eq!(m, Some(RegisterResult::default()));
-    let s = t
-        .register_broker(reg("c", "b", 1, "B", &["T", "U", "SLAVE_ONLY"], 1), 0, S)
-        .unwrap();
+    let s = t.register_broker(reg("c", "b", 1, "B", &["T", "U", "SLAVE_ONLY"], 1), 0, S).unwrap();
     assert_eq!(s.master_addr.as_deref(), Some("A"));
     assert_eq!(s.ha_server_addr.as_deref(), Some("A-ha"));
     let v = t.view();
@@ -36,9 +30,7 @@ fn slave_without_live_master_gets_no_master_fields() {
     let mut t = RouteTables::new();
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
     t.unregister_brokers(&[unreg("c", "b", 0, "A")], S);
-    let s = t
-        .register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S)
-        .unwrap();
+    let s = t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S).unwrap();
     assert_eq!(s.master_addr, None);
     assert_eq!(s.ha_server_addr, None);
 }
@@ -54,10 +46,7 @@ fn slave_promoted_on_the_same_address_keeps_one_entry() {
 #[test]
 fn single_topic_first_registration_is_refused_but_the_name_is_visible() {
     let mut t = RouteTables::new();
-    assert_eq!(
-        t.register_broker(reg("c", "b", 0, "A", &["T"], 1), 0, S),
-        None
-    );
+    assert_eq!(t.register_broker(reg("c", "b", 0, "A", &["T"], 1), 0, S), None);
     let ci = t.view().cluster_info();
     assert!(ci.broker_addr_table["b"].broker_addrs.is_empty());
     assert_eq!(ci.cluster_addr_table["c"], vec![Arc::<str>::from("b")]);
@@ -65,9 +54,7 @@ fn single_topic_first_registration_is_refused_but_the_name_is_visible() {
     assert_eq!(t.live_broker_count(), 0);
     // A known member may register a single topic.
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
-    assert!(t
-        .register_broker(reg("c", "b", 0, "A", &["V"], 2), 0, S)
-        .is_some());
+    assert!(t.register_broker(reg("c", "b", 0, "A", &["V"], 2), 0, S).is_some());
     assert!(t.view().route("V", false).is_some());
 }
 
@@ -124,27 +111,18 @@ fn delete_topic_with_broker_registration() {
     t.register_broker(reg("c", "b2", 0, "B", &["T2", "T3"], 1), 0, S);
     t.register_broker(reg("c", "b", 0, "A", &["T1", "T3"], 2), 0, S);
     assert!(t.view().route("T2", false).is_some());
-    let on = RouteSettings {
-        delete_topic_with_broker_registration: true,
-        ..S
-    };
+    let on = RouteSettings { delete_topic_with_broker_registration: true, ..S };
     t.register_broker(reg("c", "b2", 0, "B", &["T3", "T4"], 2), 0, on);
     let v = t.view();
     let t2 = v.route("T2", false).unwrap();
-    assert_eq!(
-        t2.queue_datas.len(),
-        1,
-        "only b2's queue data of T2 is removed"
-    );
+    assert_eq!(t2.queue_datas.len(), 1, "only b2's queue data of T2 is removed");
     assert_eq!(&*t2.queue_datas[0].broker_name, "b");
     assert_eq!(v.route("T3", false).unwrap().queue_datas.len(), 2);
     t.register_broker(reg("c", "b", 0, "A", &["T1", "T3"], 2), 0, on);
     assert!(t.view().route("T2", false).is_none());
     // Mapping info in the body disables the deletion.
     let mut r = reg("c", "b", 0, "A", &["T3", "T5"], 3);
-    r.body
-        .mapping_infos
-        .push(("T5".into(), TopicQueueMappingInfo::default()));
+    r.body.mapping_infos.push(("T5".into(), TopicQueueMappingInfo::default()));
     t.register_broker(r, 0, on);
     assert!(t.view().route("T1", false).is_some());
     t.register_broker(reg("c", "b", 0, "A", &["T3", "T5"], 4), 0, on);
@@ -180,14 +158,8 @@ fn query_data_version_changed_and_unchanged() {
     let mut t = RouteTables::new();
     assert_eq!(t.query_data_version("c", "A", &dv(1), 0), (true, None));
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
-    assert_eq!(
-        t.query_data_version("c", "A", &dv(1), 0),
-        (false, Some(dv(1)))
-    );
-    assert_eq!(
-        t.query_data_version("c", "A", &dv(2), 0),
-        (true, Some(dv(1)))
-    );
+    assert_eq!(t.query_data_version("c", "A", &dv(1), 0), (false, Some(dv(1))));
+    assert_eq!(t.query_data_version("c", "A", &dv(2), 0), (true, Some(dv(1))));
     let mut other = dv(1);
     other.state_version = 9;
     assert!(t.query_data_version("c", "A", &other, 0).0);
@@ -241,18 +213,12 @@ fn changing_k_of_n_topics_replaces_only_those_entries() {
     }
     t.register_broker(r, 0, S);
     let after = t.view();
-    let replaced: Vec<&str> = refs
-        .iter()
-        .copied()
-        .filter(|n| before.topic_entry_ptr(n) != after.topic_entry_ptr(n))
-        .collect();
+    let replaced: Vec<&str> =
+        refs.iter().copied().filter(|n| before.topic_entry_ptr(n) != after.topic_entry_ptr(n)).collect();
     assert_eq!(replaced, vec!["T3", "T17", "T42"]);
     assert_eq!(before.broker_data_ptr("b"), after.broker_data_ptr("b"));
     // The old view is untouched.
-    assert_eq!(
-        before.route("T3", false).unwrap().queue_datas[0].read_queue_nums,
-        16
-    );
+    assert_eq!(before.route("T3", false).unwrap().queue_datas[0].read_queue_nums, 16);
 }
 
 #[test]
@@ -267,28 +233,13 @@ fn mapping_infos_are_merged_by_bname() {
     };
     r.body.mapping_infos.push(("T".into(), info.clone()));
     t.register_broker(r, 0, S);
-    let m = t
-        .view()
-        .route("T", false)
-        .unwrap()
-        .topic_queue_mapping_by_broker
-        .unwrap();
+    let m = t.view().route("T", false).unwrap().topic_queue_mapping_by_broker.unwrap();
     assert_eq!(*m["b"], info);
-    assert!(t
-        .view()
-        .route("U", false)
-        .unwrap()
-        .topic_queue_mapping_by_broker
-        .is_none());
+    assert!(t.view().route("U", false).unwrap().topic_queue_mapping_by_broker.is_none());
     // Deleting the topic leaves the mapping, as in Java.
     t.delete_topic("T", None);
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
-    assert!(t
-        .view()
-        .route("T", false)
-        .unwrap()
-        .topic_queue_mapping_by_broker
-        .is_some());
+    assert!(t.view().route("T", false).unwrap().topic_queue_mapping_by_broker.is_some());
 }
 
 #[test]
@@ -300,21 +251,11 @@ fn filter_servers_are_stored_replaced_and_removed() {
     let route = t.view().route("T", false).unwrap();
     assert_eq!(route.filter_server_table["A"], vec!["F1".to_string()]);
     t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S);
-    assert!(!t
-        .view()
-        .route("T", false)
-        .unwrap()
-        .filter_server_table
-        .is_empty());
+    assert!(!t.view().route("T", false).unwrap().filter_server_table.is_empty());
     let mut r = reg("c", "b", 0, "A", &["T", "U"], 1);
     r.body.filter_server_list = Some(vec![]);
     t.register_broker(r, 0, S);
-    assert!(t
-        .view()
-        .route("T", false)
-        .unwrap()
-        .filter_server_table
-        .is_empty());
+    assert!(t.view().route("T", false).unwrap().filter_server_table.is_empty());
 }
 
 #[test]
@@ -325,16 +266,10 @@ fn zone_and_acting_master_flag_follow_the_last_registrant() {
     r.enable_acting_master = Some(true);
     t.register_broker(r, 0, S);
     let bd = t.view().cluster_info().broker_addr_table["b"].clone();
-    assert_eq!(
-        (bd.zone_name.as_deref(), bd.enable_acting_master),
-        (Some("z1"), true)
-    );
+    assert_eq!((bd.zone_name.as_deref(), bd.enable_acting_master), (Some("z1"), true));
     t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S);
     let bd = t.view().cluster_info().broker_addr_table["b"].clone();
-    assert_eq!(
-        (bd.zone_name.as_deref(), bd.enable_acting_master),
-        (None, false)
-    );
+    assert_eq!((bd.zone_name.as_deref(), bd.enable_acting_master), (None, false));
     // The group's cluster never changes, but the name is listed under both.
     t.register_broker(reg("c2", "b", 2, "C", &["T", "U"], 1), 0, S);
     let ci = t.view().cluster_info();
@@ -347,26 +282,14 @@ fn registration_with_a_smaller_id_notifies_the_others() {
     let mut t = RouteTables::new();
     t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, NOTIFY);
     t.register_broker(reg("c", "b", 2, "C", &["T", "U"], 1), 0, NOTIFY);
-    let r = t
-        .register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, NOTIFY)
-        .unwrap();
+    let r = t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, NOTIFY).unwrap();
     let targets: Vec<&str> = r.notices.iter().map(|n| n.target.as_str()).collect();
     assert_eq!(targets, vec!["B", "C"]);
     let n = &r.notices[0];
     assert_eq!((n.min_broker_id, n.min_broker_addr.as_str()), (0, "A"));
-    assert_eq!(
-        (
-            n.offline_broker_addr.as_deref(),
-            n.ha_broker_addr.as_deref()
-        ),
-        (None, Some("A-ha"))
-    );
+    assert_eq!((n.offline_broker_addr.as_deref(), n.ha_broker_addr.as_deref()), (None, Some("A-ha")));
     // Not without the setting.
     let mut t = RouteTables::new();
     t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S);
-    assert!(t
-        .register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S)
-        .unwrap()
-        .notices
-        .is_empty());
+    assert!(t.register_broker(reg("c", "b", 0, "A", &["T", "U"], 1), 0, S).unwrap().notices.is_empty());
 }

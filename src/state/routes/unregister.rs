@@ -15,11 +15,7 @@ use super::{Expired, MinBrokerIdNotice, RouteSettings, RouteTables, UnregisterBr
 
 impl RouteTables {
     /// §5.5, applied at once, in order.
-    pub fn unregister_brokers(
-        &mut self,
-        reqs: &[UnregisterBroker],
-        s: RouteSettings,
-    ) -> Vec<MinBrokerIdNotice> {
+    pub fn unregister_brokers(&mut self, reqs: &[UnregisterBroker], s: RouteSettings) -> Vec<MinBrokerIdNotice> {
         let mut removed: BTreeSet<Arc<str>> = BTreeSet::new();
         let mut reduced: BTreeSet<Arc<str>> = BTreeSet::new();
         // brokerName → the address whose removal took the group's minimum.
@@ -106,17 +102,10 @@ impl RouteTables {
         if keys.is_empty() {
             return Expired::default();
         }
-        let close = keys
-            .iter()
-            .filter_map(|(c, a)| self.live.get(c, a).and_then(|l| l.conn))
-            .collect();
+        let close = keys.iter().filter_map(|(c, a)| self.live.get(c, a).and_then(|l| l.conn)).collect();
         let evicted = self.eviction_requests(&keys);
         let notices = self.unregister_brokers(&evicted, s);
-        Expired {
-            evicted,
-            close,
-            notices,
-        }
+        Expired { evicted, close, notices }
     }
 
     /// Java's `setupUnRegisterRequest`: the (brokerName, brokerId) in the entry's cluster that holds its address.
@@ -125,17 +114,12 @@ impl RouteTables {
     fn eviction_requests(&mut self, keys: &[LiveKey]) -> Vec<UnregisterBroker> {
         let mut reqs = Vec::new();
         for (cluster, addr) in keys {
-            let found = self
-                .view
-                .brokers
-                .values()
-                .filter(|bd| bd.cluster == *cluster)
-                .find_map(|bd| {
-                    bd.broker_addrs
-                        .iter()
-                        .find(|(_, a)| a.as_str() == &**addr)
-                        .map(|(id, _)| (bd.broker_name.to_string(), *id))
-                });
+            let found = self.view.brokers.values().filter(|bd| bd.cluster == *cluster).find_map(|bd| {
+                bd.broker_addrs
+                    .iter()
+                    .find(|(_, a)| a.as_str() == &**addr)
+                    .map(|(id, _)| (bd.broker_name.to_string(), *id))
+            });
             match found {
                 Some((broker_name, broker_id)) => reqs.push(UnregisterBroker {
                     cluster_name: cluster.to_string(),
