@@ -350,3 +350,29 @@ fn heartbeat_and_query_data_version_do_not_publish() {
     assert_eq!(r.ext("changed"), Some("true"));
     assert_eq!(fx.server.snapshot().generation, generation);
 }
+
+#[test]
+fn min_broker_id_change_is_notified_one_way_to_the_other_members() {
+    let fx = start(|c| c.notify_min_broker_id_changed = true);
+    // A "broker" that only listens: the slave's address, so the notification comes to us.
+    let slave_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let slave_addr = slave_listener.local_addr().unwrap().to_string();
+    let master_addr = "127.0.0.1:10911";
+    let slave = Broker { cluster: "C", name: "g", addr: &slave_addr, id: 1 };
+    let master = Broker { cluster: "C", name: "g", addr: master_addr, id: 0 };
+    let mut c = fx.client();
+    assert_eq!(c.request(slave.register(&["T", "U"], 1, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(c.request(master.register(&["T", "U"], 1, 513)).code, ResponseCode::SUCCESS);
+
+    slave_listener.set_nonblocking(false).unwrap();
+    let (stream, _) = slave_listener.accept().expect("the name server connects to the slave");
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reader = support::client::Client::from_stream(stream);
+    let n = reader.recv(Duration::from_secs(5)).expect("a 905 frame");
+    assert_eq!(n.code, RequestCode::NOTIFY_MIN_BROKER_ID_CHANGE);
+    assert!(n.is_oneway() && !n.is_response());
+    assert_eq!(n.ext("minBrokerId"), Some("0"));
+    assert_eq!(n.ext("minBrokerAddr"), Some(master_addr));
+    assert_eq!(n.ext("haBrokerAddr"), Some("127.0.0.1:10912"));
+    assert_eq!(n.ext("offlineBrokerAddr"), None);
+}

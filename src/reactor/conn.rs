@@ -21,6 +21,17 @@ pub struct Conn {
     pub broker: bool,
     /// WRITABLE interest is registered (only while output is pending).
     pub want_write: bool,
+    /// Set on connections this server opened to a broker (905 notifications).
+    pub outbound: Option<Outbound>,
+}
+
+/// State of a connection we opened.
+#[derive(Debug, Clone, Copy)]
+pub struct Outbound {
+    /// The TCP handshake finished.
+    pub connected: bool,
+    /// Queued notifications not written by then are dropped (Java's one-way timeout).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What a read pass found.
@@ -42,6 +53,7 @@ impl Conn {
             last_active_ms: now_ms,
             broker: false,
             want_write: false,
+            outbound: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
 
 pub mod conn;
+pub mod outbound;
 
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -67,6 +68,9 @@ pub struct Reactor {
     /// Connections with unread input left (budget hit, or output drained after a pause).
     again: Vec<usize>,
     last_idle_check_ms: i64,
+    /// Our connections to brokers (905), by address.
+    outbound: std::collections::HashMap<std::net::SocketAddr, usize>,
+    next_opaque: i32,
 }
 
 impl Reactor {
@@ -92,6 +96,8 @@ impl Reactor {
             scratch: vec![0u8; 64 * 1024],
             again: Vec::new(),
             last_idle_check_ms: now,
+            outbound: std::collections::HashMap::new(),
+            next_opaque: 0,
         };
         Ok(reactor)
     }
@@ -116,7 +122,7 @@ impl Reactor {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
                             self.on_readable(key);
                         }
-                        if event.is_writable() {
+                        if event.is_writable() && self.finish_connect(key) {
                             self.flush(key);
                         }
                     }
@@ -126,6 +132,7 @@ impl Reactor {
                 self.on_readable(key);
             }
             self.drain_inbox();
+            self.expire_outbound();
             self.close_idle();
         }
         for key in self.conns.iter().map(|(k, _)| k).collect::<Vec<_>>() {
@@ -315,6 +322,7 @@ impl Reactor {
                     // Bytes may have arrived before registration; edge-triggered readiness would not report them.
                     touched_read.extend(self.adopt(stream, peer));
                 }
+                Completion::Notify(notice) => self.notify(&notice),
                 Completion::Close { conn } => {
                     let key = conn.token as usize;
                     if self.conns.get(key).is_some_and(|c| c.gen == conn.gen) {
@@ -355,6 +363,9 @@ impl Reactor {
             return;
         }
         let mut conn = self.conns.remove(key);
+        if conn.outbound.is_some() {
+            self.outbound.remove(&conn.peer);
+        }
         let _ = self.poll.registry().deregister(&mut conn.stream);
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
         if conn.broker {

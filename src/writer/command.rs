@@ -59,6 +59,8 @@ pub enum Completion {
     Reply { conn: ConnId, response: RemotingCommand },
     /// Close `conn` (its broker expired).
     Close { conn: ConnId },
+    /// Send a NOTIFY_MIN_BROKER_ID_CHANGE (905) one-way to a broker.
+    Notify(crate::state::routes::MinBrokerIdNotice),
     /// A connection another reactor accepted and deals to this one.
     Adopt { stream: mio::net::TcpStream, peer: std::net::SocketAddr },
 }

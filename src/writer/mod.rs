@@ -310,9 +310,13 @@ impl Writer {
         }
     }
 
+    /// Hands each 905 to the reactor that owns connections to its target (by address hash, so one broker's
+    /// notifications keep their order on one connection).
     fn send_notices(&mut self, notices: Vec<MinBrokerIdNotice>) {
         for n in notices {
-            info!(target_addr = %n.target, min_broker_id = n.min_broker_id, "NOTIFY_MIN_BROKER_ID_CHANGE due");
+            debug!(target_addr = %n.target, min_broker_id = n.min_broker_id, "NOTIFY_MIN_BROKER_ID_CHANGE");
+            let reactor = (ahash_of(&n.target) % self.reactors.len().max(1) as u64) as u16;
+            self.push(reactor, Completion::Notify(n));
         }
     }
 }
@@ -322,6 +326,10 @@ enum Reply {
     Ready(RemotingCommand),
     Registered(crate::state::routes::RegisterOutcome),
     Durable(RemotingCommand),
+}
+
+fn ahash_of(s: &str) -> u64 {
+    ahash::RandomState::with_seeds(1, 2, 3, 4).hash_one(s)
 }
 
 fn log_evictions(brokers: &[UnregisterBroker], cause: EvictionCause) {

@@ -30,6 +30,12 @@ impl Client {
         Client { stream, addr, buf: BytesMut::with_capacity(64 * 1024), next_opaque: 1, strays: Vec::new() }
     }
 
+    /// Wraps a connection accepted from the server (the server connecting out, e.g. for 905).
+    pub fn from_stream(stream: TcpStream) -> Client {
+        let addr = stream.peer_addr().expect("peer address");
+        Client { stream, addr, buf: BytesMut::with_capacity(64 * 1024), next_opaque: 1, strays: Vec::new() }
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
