@@ -65,7 +65,7 @@ fn route_examples_of_the_reference() {
     );
     let standard = format!(
         "{}{}{}",
-        r#"{"brokerDatas":[{"brokerAddrs":{"0":"192.168.0.1:10911","1":"192.168.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false,"zoneName":"zone-\u4E2D\/x"}],"filterServerTable":{"192.168.0.1:10911":["f1:1"]},"orderTopicConf":"broker-a:4","queueDatas":["#,
+        r#"{"brokerDatas":[{"brokerAddrs":{"0":"192.168.0.1:10911","1":"192.168.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":false,"zoneName":"zone-中/x"}],"filterServerTable":{"192.168.0.1:10911":["f1:1"]},"orderTopicConf":"broker-a:4","queueDatas":["#,
         QUEUE_A,
         r#"],"topicQueueMappingByBroker":{"broker-a":{"bname":"broker-a","currIdMap":{"0":0,"1":1},"dirty":false,"epoch":"9007199254740993","scope":"__global__","topic":"T","totalQueues":2}}}"#
     );

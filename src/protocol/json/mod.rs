@@ -14,6 +14,7 @@ pub use write::JsonWriter;
 pub enum Dialect {
     /// `JSON.toJSONString(obj)`: bare integer map keys, raw UTF-8, `/` unescaped.
     Default,
-    /// `BrowserCompatible | MapSortField`: quoted keys, `\uXXXX` for non-ASCII, `\/`, longs beyond 2^53 quoted.
+    /// `BrowserCompatible | MapSortField`: quoted integer keys, sorted maps, longs beyond 2^53 quoted. Escaping as
+    /// fastjson2 (the 5.5.0 namesrv): control characters only, in both dialects (see docs/decisions).
     Standard,
 }
