@@ -172,6 +172,7 @@ config_table! {
     Ours max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
     Ours writer_queue_capacity: usize = 65536, "writerQueueCapacity";
     Ours max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
+    Ours http_address: String = String::new(), "httpAddress";
 }
 
 /// Why a configuration could not be loaded.

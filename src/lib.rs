@@ -24,6 +24,7 @@
 //! - `reactor`: a mio event loop per core; owns sockets, never mutates state, never blocks.
 //! - `writer`: the single thread that mutates state and publishes snapshots.
 //! - `persist`: durable files (KV store, config store).
+//! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
@@ -33,6 +34,8 @@
 pub mod clock;
 pub mod config;
 pub mod handlers;
+pub mod http;
+pub mod metrics;
 pub mod model;
 pub mod persist;
 pub mod protocol;

@@ -14,6 +14,8 @@ use tracing::{info, warn};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::http::{self, HttpContext};
+use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
 use crate::reactor::{Reactor, Shared};
 use crate::state::Snapshot;
@@ -30,6 +32,8 @@ pub enum StartError {
     Kv(#[from] LoadError),
     #[error("cannot start a thread: {0}")]
     Thread(std::io::Error),
+    #[error("cannot serve HTTP on {addr}: {reason}")]
+    Http { addr: String, reason: String },
 }
 
 /// A running server.
@@ -40,6 +44,8 @@ pub struct ServerHandle {
     stop_writer: Sender<()>,
     wakers: Vec<Arc<mio::Waker>>,
     threads: Vec<JoinHandle<()>>,
+    http: Option<Arc<tiny_http::Server>>,
+    metrics: Metrics,
 }
 
 impl ServerHandle {
@@ -53,6 +59,16 @@ impl ServerHandle {
         self.cell.load_full()
     }
 
+    /// The HTTP endpoint's address, when `httpAddress` is set.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().and_then(|h| h.server_addr().to_ip())
+    }
+
+    /// The live counters (what `/metrics` shows).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
     /// Stops the reactors (closing every connection) and the writer, and waits for the threads.
     pub fn shutdown(mut self) {
         self.stop();
@@ -64,6 +80,9 @@ impl ServerHandle {
             let _ = w.wake();
         }
         let _ = self.stop_writer.send(());
+        if let Some(h) = &self.http {
+            h.unblock();
+        }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -94,6 +113,21 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let (events_tx, events_rx) = unbounded();
     let (stop_tx, stop_rx) = bounded(1);
     let shutdown = Arc::new(AtomicBool::new(false));
+    let metrics = Metrics::new(reactors);
+    let http = match config.http_address.trim() {
+        "" => None,
+        addr => Some(Arc::new(
+            tiny_http::Server::http(addr).map_err(|e| StartError::Http { addr: addr.into(), reason: e.to_string() })?,
+        )),
+    };
+    let http_ctx = HttpContext {
+        cell: cell.clone(),
+        metrics: metrics.clone(),
+        writer: writer_tx.clone(),
+        clock: clock.clone(),
+        started_ms: clock.now_ms(),
+        draining: Arc::new(AtomicBool::new(false)),
+    };
     let shared = Shared {
         cell: cell.clone(),
         writer: writer_tx,
@@ -122,13 +156,13 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let mut threads = Vec::with_capacity(reactors + 1);
     let mut built = Vec::with_capacity(reactors);
     for (i, (poll, listener, inbox_rx)) in parts.into_iter().enumerate() {
-        let reactor = Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone())
+        let reactor = Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone(), metrics.reactors[i].clone())
             .map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
         built.push(reactor);
     }
     drop(shared);
 
-    let writer = Writer::new(kv, config.clone(), cell.clone(), links, clock);
+    let writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone());
     let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
     threads.push(
         std::thread::Builder::new()
@@ -151,8 +185,20 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             .map_err(StartError::Thread)?;
         threads.push(t);
     }
+    if let Some(server) = &http {
+        let server = server.clone();
+        let t = std::thread::Builder::new()
+            .name("namesrv-http".into())
+            .spawn(move || http::serve(server, http_ctx))
+            .map_err(StartError::Thread)?;
+        threads.push(t);
+    }
     info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
-    Ok(ServerHandle { local_addr, cell, shutdown, stop_writer: stop_tx, wakers, threads })
+    let handle = ServerHandle { local_addr, cell, shutdown, stop_writer: stop_tx, wakers, threads, http, metrics };
+    if let Some(addr) = handle.http_addr() {
+        info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
+    }
+    Ok(handle)
 }
 
 fn addr_text(config: &Config) -> String {

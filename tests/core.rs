@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 
 use namesrv::clock::ManualClock;
 use namesrv::config::Config;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
-use namesrv::protocol::{body, RemotingCommand, RequestCode, ResponseCode, SerializeType};
+use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use namesrv::server::{self, ServerHandle};
 use support::client::Client;
-
-const T0: i64 = 1_700_000_000_000;
+use support::registration::{new_cmd, Broker, T0};
 
 struct Fixture {
     server: ServerHandle,
@@ -46,49 +44,6 @@ impl Fixture {
     }
 }
 
-/// A broker's identity for building REGISTER_BROKER requests.
-struct Broker<'a> {
-    cluster: &'a str,
-    name: &'a str,
-    addr: &'a str,
-    id: i64,
-}
-
-impl Broker<'_> {
-    fn register(&self, topics: &[&str], counter: i64, version: i32) -> RemotingCommand {
-        let body = RegisterBrokerBody {
-            data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
-            topic_configs: topics
-                .iter()
-                .map(|t| TopicConfig { read_queue_nums: 4, write_queue_nums: 4, ..TopicConfig::with_defaults(*t) })
-                .collect(),
-            mapping_infos: vec![],
-            filter_server_list: Some(vec![]),
-        };
-        let bytes = body::encode_register_broker_body(&body, false, version);
-        let mut cmd = new_cmd(RequestCode::REGISTER_BROKER)
-            .with_ext("brokerName", self.name)
-            .with_ext("brokerAddr", self.addr)
-            .with_ext("clusterName", self.cluster)
-            .with_ext("haServerAddr", self.addr.replace(":10911", ":10912"))
-            .with_ext("brokerId", self.id.to_string())
-            .with_ext("enableActingMaster", "false")
-            .with_ext("compressed", "false")
-            .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
-            .with_body(bytes);
-        cmd.version = version;
-        cmd
-    }
-
-    fn unregister(&self) -> RemotingCommand {
-        new_cmd(RequestCode::UNREGISTER_BROKER)
-            .with_ext("brokerName", self.name)
-            .with_ext("brokerAddr", self.addr)
-            .with_ext("clusterName", self.cluster)
-            .with_ext("brokerId", self.id.to_string())
-    }
-}
-
 const MASTER: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:10911", id: 0 };
 const SLAVE: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.2:10911", id: 1 };
 
@@ -97,12 +52,6 @@ fn route(c: &mut Client, topic: &str, version: i32, encoding: SerializeType) -> 
     cmd.version = version;
     cmd.serialize_type = encoding;
     c.request(cmd)
-}
-
-/// A request with a fresh opaque (unique across the test binary).
-fn new_cmd(code: i32) -> RemotingCommand {
-    static NEXT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
-    RemotingCommand::request(code, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 fn body_text(r: &RemotingCommand) -> String {

@@ -23,6 +23,7 @@ use tracing::{debug, error, warn};
 
 use crate::clock::Clock;
 use crate::handlers::{self, Action, Ctx};
+use crate::metrics::ReactorMetrics;
 use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
 use crate::writer::command::{Completion, ConnEvent, Origin, WriteCommand};
@@ -71,6 +72,7 @@ pub struct Reactor {
     /// Our connections to brokers (905), by address.
     outbound: std::collections::HashMap<std::net::SocketAddr, usize>,
     next_opaque: i32,
+    metrics: Arc<ReactorMetrics>,
 }
 
 impl Reactor {
@@ -81,6 +83,7 @@ impl Reactor {
         listener: std::net::TcpListener,
         inbox: Receiver<Completion>,
         shared: Shared,
+        metrics: Arc<ReactorMetrics>,
     ) -> io::Result<Reactor> {
         let mut listener = TcpListener::from_std(listener);
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
@@ -98,6 +101,7 @@ impl Reactor {
             last_idle_check_ms: now,
             outbound: std::collections::HashMap::new(),
             next_opaque: 0,
+            metrics,
         };
         Ok(reactor)
     }
@@ -181,6 +185,8 @@ impl Reactor {
         }
         self.next_gen = self.next_gen.wrapping_add(1);
         entry.insert(Conn::new(stream, peer, self.next_gen, self.shared.clock.now_ms()));
+        self.metrics.connections_open.fetch_add(1, Ordering::Relaxed);
+        self.metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
         debug!(reactor = self.id, %peer, key, "connection accepted");
         Some(key)
     }
@@ -202,6 +208,7 @@ impl Reactor {
         if let Err(reason) = self.decode_and_handle(key) {
             if let Some(c) = self.conns.get(key) {
                 warn!(reactor = self.id, peer = %c.peer, %reason, "broken frame, closing the connection");
+                self.metrics.broken_frames.fetch_add(1, Ordering::Relaxed);
             }
             self.close(key, &reason);
             return;
@@ -234,7 +241,15 @@ impl Reactor {
                 conn.broker = true;
             }
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
-            if let Some(resp) = self.handle(id, &cmd) {
+            let started = std::time::Instant::now();
+            let answer = self.handle(id, &cmd);
+            match &answer {
+                Some(resp) => self.metrics.request(cmd.code, resp.code == ResponseCode::SUCCESS, started.elapsed()),
+                // A one-way write gets no completion; count it when handed over.
+                None if cmd.is_oneway() => self.metrics.request(cmd.code, true, started.elapsed()),
+                None => {}
+            }
+            if let Some(resp) = answer {
                 if !cmd.is_oneway() {
                     if let Some(conn) = self.conns.get_mut(key) {
                         frame::encode(&resp, &mut conn.output);
@@ -267,6 +282,7 @@ impl Reactor {
             Action::Write(op) => match self.shared.writer.try_send(WriteCommand { origin: Origin::new(id, cmd), op }) {
                 Ok(()) => None,
                 Err(TrySendError::Full(_)) => {
+                    self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
                     Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
                 }
                 Err(TrySendError::Disconnected(_)) => Some(handlers::system_error(cmd, "name server is shutting down")),
@@ -311,7 +327,8 @@ impl Reactor {
         let mut touched_read: Vec<usize> = Vec::new();
         while let Ok(c) = self.inbox.try_recv() {
             match c {
-                Completion::Reply { conn, response } => {
+                Completion::Reply { conn, response, code, received } => {
+                    self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
                     let key = conn.token as usize;
                     if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
                         frame::encode(&response, &mut c.output);
@@ -365,6 +382,8 @@ impl Reactor {
         let mut conn = self.conns.remove(key);
         if conn.outbound.is_some() {
             self.outbound.remove(&conn.peer);
+        } else {
+            self.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
         }
         let _ = self.poll.registry().deregister(&mut conn.stream);
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
@@ -408,7 +427,7 @@ mod tests {
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
-        let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared).unwrap();
+        let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared, Default::default()).unwrap();
         let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
         let started = std::time::Instant::now();
         let resp = reactor.handle(id, &req).expect("an immediate answer");

@@ -52,6 +52,7 @@ impl Reactor {
                 if let Some(o) = conn.outbound.as_mut() {
                     o.deadline = deadline;
                 }
+                self.metrics.notifications_sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if connected {
                     self.flush(key);
                 }
@@ -77,6 +78,7 @@ impl Reactor {
         conn.outbound = Some(Outbound { connected: false, deadline });
         entry.insert(conn);
         self.outbound.insert(addr, key);
+        self.metrics.notifications_sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// A WRITABLE event on an outbound connection still connecting: did the handshake succeed?

@@ -11,6 +11,8 @@ pub struct Origin {
     pub conn: ConnId,
     /// A header-only copy of the request (code, opaque, version, encoding, flag); the body is not kept.
     pub request: RemotingCommand,
+    /// When the reactor decoded it, for the latency metric.
+    pub received: std::time::Instant,
 }
 
 impl Origin {
@@ -18,7 +20,7 @@ impl Origin {
         let mut request = req.clone();
         request.body = bytes::Bytes::new();
         request.ext_fields = None;
-        Origin { conn, request }
+        Origin { conn, request, received: std::time::Instant::now() }
     }
 }
 
@@ -56,7 +58,7 @@ pub enum ConnEvent {
 #[derive(Debug)]
 pub enum Completion {
     /// Send this response on `conn` if it is still the same connection.
-    Reply { conn: ConnId, response: RemotingCommand },
+    Reply { conn: ConnId, response: RemotingCommand, code: i32, received: std::time::Instant },
     /// Close `conn` (its broker expired).
     Close { conn: ConnId },
     /// Send a NOTIFY_MIN_BROKER_ID_CHANGE (905) one-way to a broker.

@@ -20,11 +20,13 @@ use tracing::{debug, info, warn};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::handlers::{self, broker, topic};
+use crate::metrics::WriterMetrics;
 use crate::persist;
 use crate::protocol::RemotingCommand;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, WriteCommand, WriteOp};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
 const MAX_BATCH: usize = 1024;
@@ -53,6 +55,7 @@ pub struct Writer {
     published_routes: u64,
     reactors: Vec<ReactorLink>,
     clock: Arc<dyn Clock>,
+    metrics: Arc<WriterMetrics>,
     /// Per reactor: completions of the current batch.
     outbox: Vec<Vec<Completion>>,
 }
@@ -71,12 +74,13 @@ impl Writer {
         cell: Arc<ArcSwap<Snapshot>>,
         reactors: Vec<ReactorLink>,
         clock: Arc<dyn Clock>,
+        metrics: Arc<WriterMetrics>,
     ) -> Writer {
         let tables = RouteTables::new();
         let published_routes = tables.generation();
         let generation = cell.load().generation;
         let outbox = reactors.iter().map(|_| Vec::new()).collect();
-        Writer { tables, kv, config, cell, generation, published_routes, reactors, clock, outbox }
+        Writer { tables, kv, config, cell, generation, published_routes, reactors, clock, metrics, outbox }
     }
 
     /// The first snapshot, before any thread runs.
@@ -135,7 +139,7 @@ impl Writer {
         for ev in events.drain(..) {
             let ConnEvent::Closed(conn) = ev;
             let (gone, notices) = self.tables.connection_closed(conn, self.settings());
-            log_evictions(&gone, EvictionCause::ConnectionClosed);
+            self.log_evictions(&gone, EvictionCause::ConnectionClosed);
             self.send_notices(notices);
         }
         for cmd in batch.drain(..) {
@@ -144,13 +148,20 @@ impl Writer {
         }
         if expire {
             let expired = self.tables.expire(self.clock.now_ms(), self.settings());
-            log_evictions(&expired.evicted, EvictionCause::Expired);
+            self.log_evictions(&expired.evicted, EvictionCause::Expired);
             for conn in expired.close {
                 self.push(conn.reactor, Completion::Close { conn });
             }
             self.send_notices(expired.notices);
         }
         let durable = self.make_durable(&dirty);
+        self.metrics.batches.fetch_add(1, Relaxed);
+        self.metrics.commands.fetch_add(pending.len() as u64, Relaxed);
+        self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
+        if dirty.kv {
+            let counter = if durable.is_ok() { &self.metrics.kv_writes } else { &self.metrics.kv_write_failures };
+            counter.fetch_add(1, Relaxed);
+        }
         if durable.is_err() {
             self.kv = kv_before;
             self.config = config_before;
@@ -171,8 +182,8 @@ impl Writer {
                     Err(e) => handlers::system_error(req, e.clone()),
                 },
             };
-            let conn = cmd.origin.conn;
-            self.push(conn.reactor, Completion::Reply { conn, response });
+            let (conn, code, received) = (cmd.origin.conn, req.code, cmd.origin.received);
+            self.push(conn.reactor, Completion::Reply { conn, response, code, received });
         }
         self.flush();
     }
@@ -190,7 +201,7 @@ impl Writer {
             }
             WriteOp::UnregisterBroker(u) => {
                 let notices = self.tables.unregister_brokers(std::slice::from_ref(u), s);
-                log_evictions(std::slice::from_ref(u), EvictionCause::Unregistered);
+                self.log_evictions(std::slice::from_ref(u), EvictionCause::Unregistered);
                 self.send_notices(notices);
                 Reply::Ready(handlers::success(req))
             }
@@ -283,9 +294,12 @@ impl Writer {
         let prev = self.cell.load();
         let kv = if dirty.kv { Arc::new(self.kv.clone()) } else { prev.kv.clone() };
         let config = if dirty.config { self.config.clone() } else { prev.config.clone() };
+        let started = Instant::now();
         let next = Snapshot { generation: self.generation, routes: self.tables.view(), kv, config };
         drop(prev);
         self.cell.store(Arc::new(next));
+        self.metrics.publishes.fetch_add(1, Relaxed);
+        self.metrics.publish_latency.observe(started.elapsed());
     }
 
     fn push(&mut self, reactor: u16, c: Completion) {
@@ -332,8 +346,11 @@ fn ahash_of(s: &str) -> u64 {
     ahash::RandomState::with_seeds(1, 2, 3, 4).hash_one(s)
 }
 
-fn log_evictions(brokers: &[UnregisterBroker], cause: EvictionCause) {
-    for b in brokers {
-        info!(cluster = %b.cluster_name, broker = %b.broker_name, id = b.broker_id, addr = %b.broker_addr, ?cause, "broker removed");
+impl Writer {
+    fn log_evictions(&self, brokers: &[UnregisterBroker], cause: EvictionCause) {
+        self.metrics.evicted(cause, brokers.len());
+        for b in brokers {
+            info!(cluster = %b.cluster_name, broker = %b.broker_name, id = b.broker_id, addr = %b.broker_addr, ?cause, "broker removed");
+        }
     }
 }

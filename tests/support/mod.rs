@@ -9,6 +9,7 @@ pub mod client;
 pub mod java;
 pub mod normalize;
 pub mod ours;
+pub mod registration;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -94,7 +94,12 @@ pub fn encode_topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Ve
 
 /// Always the default dialect.
 pub fn encode_cluster_info(info: &ClusterInfo, out: &mut Vec<u8>) {
-    responses::cluster_info(info, out)
+    responses::cluster_info(info, Dialect::Default, out)
+}
+
+/// ClusterInfo in a chosen dialect (the standard one is valid JSON, for the HTTP endpoint).
+pub fn encode_cluster_info_with(info: &ClusterInfo, dialect: Dialect, out: &mut Vec<u8>) {
+    responses::cluster_info(info, dialect, out)
 }
 
 pub fn encode_topic_list(list: &TopicList, out: &mut Vec<u8>) {

@@ -45,8 +45,8 @@ pub(super) fn topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Ve
     w.end_object();
 }
 
-pub(super) fn cluster_info(info: &ClusterInfo, out: &mut Vec<u8>) {
-    let mut w = JsonWriter::new(out, Dialect::Default);
+pub(super) fn cluster_info(info: &ClusterInfo, dialect: Dialect, out: &mut Vec<u8>) {
+    let mut w = JsonWriter::new(out, dialect);
     w.begin_object();
     w.key("brokerAddrTable");
     w.begin_object();

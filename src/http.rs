@@ -1,0 +1,160 @@
+//! The operator HTTP endpoint (off unless `httpAddress` is set), on its own thread so it never touches a reactor:
+//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::Sender;
+use tiny_http::{Header, Request, Response, Server};
+use tracing::warn;
+
+use crate::clock::Clock;
+use crate::metrics::Metrics;
+use crate::protocol::body;
+use crate::protocol::json::{Dialect, JsonWriter};
+use crate::state::Snapshot;
+use crate::writer::command::WriteCommand;
+
+/// What the endpoint reads.
+pub struct HttpContext {
+    pub cell: Arc<ArcSwap<Snapshot>>,
+    pub metrics: Metrics,
+    /// Only to read the queue depth.
+    pub writer: Sender<WriteCommand>,
+    pub clock: Arc<dyn Clock>,
+    pub started_ms: i64,
+    pub draining: Arc<AtomicBool>,
+}
+
+impl HttpContext {
+    /// Why the server is not ready, if it is not: draining, or inside `needWaitForService`.
+    pub fn not_ready_reason(&self, snap: &Snapshot) -> Option<&'static str> {
+        if self.draining.load(Ordering::Acquire) {
+            return Some("shutting down");
+        }
+        let waited = self.clock.now_ms() - self.started_ms;
+        if snap.config.need_wait_for_service && waited < i64::from(snap.config.wait_seconds_for_service) * 1000 {
+            return Some("waiting for brokers (needWaitForService)");
+        }
+        None
+    }
+}
+
+/// Serves requests until the server is unblocked.
+pub fn serve(server: Arc<Server>, ctx: HttpContext) {
+    for req in server.incoming_requests() {
+        let resp = respond(&ctx, &req);
+        if let Err(e) = req.respond(resp) {
+            warn!(error = %e, "HTTP reply failed");
+        }
+    }
+}
+
+fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>>> {
+    let snap = ctx.cell.load_full();
+    let path = req.url().split('?').next().unwrap_or("");
+    match path {
+        "/metrics" => text(200, ctx.metrics.render(&snap, ctx.writer.len()), "text/plain; version=0.0.4"),
+        "/health" => text(200, "ok\n".into(), "text/plain"),
+        "/ready" => {
+            let reason = ctx.not_ready_reason(&snap);
+            let body = json(|w| {
+                w.begin_object();
+                w.key("brokers");
+                w.long(ctx.metrics.writer.live_brokers.load(Ordering::Relaxed) as i64);
+                w.key("generation");
+                w.long(snap.generation as i64);
+                if let Some(r) = reason {
+                    w.key("reason");
+                    w.string(r);
+                }
+                w.key("ready");
+                w.bool(reason.is_none());
+                w.key("topics");
+                w.long(snap.routes.topic_count() as i64);
+                w.end_object();
+            });
+            text(if reason.is_none() { 200 } else { 503 }, body, "application/json")
+        }
+        "/cluster" => {
+            let info = snap.routes.cluster_info();
+            let mut out = Vec::new();
+            body::encode_cluster_info_with(&info, Dialect::Standard, &mut out);
+            bytes(200, out, "application/json")
+        }
+        p if p.starts_with("/routes/") => {
+            let topic = percent_decode(&p["/routes/".len()..]);
+            match snap.routes.route(&topic, snap.config.support_acting_master) {
+                Some(route) => {
+                    let mut out = Vec::new();
+                    body::encode_topic_route(&route, Dialect::Standard, &mut out);
+                    bytes(200, out, "application/json")
+                }
+                None => text(404, json(|w| not_found(w, &topic)), "application/json"),
+            }
+        }
+        _ => text(404, "not found: try /metrics, /health, /ready, /routes/{topic}, /cluster\n".into(), "text/plain"),
+    }
+}
+
+fn not_found(w: &mut JsonWriter, topic: &str) {
+    w.begin_object();
+    w.key("error");
+    w.string("topic not found");
+    w.key("topic");
+    w.string(topic);
+    w.end_object();
+}
+
+fn json(f: impl FnOnce(&mut JsonWriter)) -> String {
+    let mut out = Vec::new();
+    f(&mut JsonWriter::new(&mut out, Dialect::Standard));
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn text(status: u16, body: String, content_type: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+    bytes(status, body.into_bytes(), content_type)
+}
+
+fn bytes(status: u16, body: Vec<u8>, content_type: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+    let mut r = Response::from_data(body).with_status_code(status);
+    if let Ok(h) = Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes()) {
+        r.add_header(h);
+    }
+    r
+}
+
+/// `%XX` escapes in a path segment (topic names are usually plain; `%` and non-ASCII may be escaped).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("Topic%20A"), "Topic A");
+        assert_eq!(percent_decode("%E4%B8%AD"), "中");
+        assert_eq!(percent_decode("bad%2"), "bad%2");
+        assert_eq!(percent_decode("plain"), "plain");
+        assert_eq!(percent_decode("%中"), "%中");
+    }
+}

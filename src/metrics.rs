@@ -1,0 +1,269 @@
+//! Counters and histograms for `/metrics` (Prometheus text format). Each reactor owns its own `ReactorMetrics`
+//! (written by that thread only, so no cache line is shared on the hot path); the writer owns `WriterMetrics`.
+//! The exporter sums them when scraped.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::protocol::RequestCode as C;
+use crate::state::routes::EvictionCause;
+use crate::state::Snapshot;
+
+/// The request codes counted separately; everything else is `other`.
+pub const CODES: [(i32, &str); 23] = [
+    (C::PUT_KV_CONFIG, "PUT_KV_CONFIG"),
+    (C::GET_KV_CONFIG, "GET_KV_CONFIG"),
+    (C::DELETE_KV_CONFIG, "DELETE_KV_CONFIG"),
+    (C::REGISTER_BROKER, "REGISTER_BROKER"),
+    (C::UNREGISTER_BROKER, "UNREGISTER_BROKER"),
+    (C::GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC"),
+    (C::GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO"),
+    (C::WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER"),
+    (C::GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
+    (C::DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV"),
+    (C::REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV"),
+    (C::GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE"),
+    (C::GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER"),
+    (C::GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS"),
+    (C::GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST"),
+    (C::GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST"),
+    (C::GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST"),
+    (C::UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG"),
+    (C::GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG"),
+    (C::QUERY_DATA_VERSION, "QUERY_DATA_VERSION"),
+    (C::ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER"),
+    (C::GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP"),
+    (C::BROKER_HEARTBEAT, "BROKER_HEARTBEAT"),
+];
+const N: usize = CODES.len() + 1;
+
+fn slot(code: i32) -> usize {
+    CODES.iter().position(|(c, _)| *c == code).unwrap_or(CODES.len())
+}
+
+fn name(slot: usize) -> &'static str {
+    CODES.get(slot).map(|(_, n)| *n).unwrap_or("other")
+}
+
+/// Upper bounds of the latency buckets, in microseconds.
+const BOUNDS_US: [u64; 14] =
+    [25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 1_000_000];
+
+/// A fixed-bucket histogram of durations.
+#[derive(Default)]
+pub struct Histogram {
+    buckets: [AtomicU64; BOUNDS_US.len()],
+    count: AtomicU64,
+    sum_us: AtomicU64,
+}
+
+impl Histogram {
+    pub fn observe(&self, d: Duration) {
+        let us = d.as_micros().min(u128::from(u64::MAX)) as u64;
+        if let Some(i) = BOUNDS_US.iter().position(|b| us <= *b) {
+            self.buckets[i].fetch_add(1, Relaxed);
+        }
+        self.count.fetch_add(1, Relaxed);
+        self.sum_us.fetch_add(us, Relaxed);
+    }
+
+    fn add_into(&self, acc: &mut HistogramSum) {
+        for (a, b) in acc.buckets.iter_mut().zip(&self.buckets) {
+            *a += b.load(Relaxed);
+        }
+        acc.count += self.count.load(Relaxed);
+        acc.sum_us += self.sum_us.load(Relaxed);
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct HistogramSum {
+    buckets: [u64; BOUNDS_US.len()],
+    count: u64,
+    sum_us: u64,
+}
+
+/// One reactor's counters.
+#[derive(Default)]
+pub struct ReactorMetrics {
+    ok: [AtomicU64; N],
+    failed: [AtomicU64; N],
+    latency: [Histogram; N],
+    pub connections_open: AtomicI64,
+    pub connections_accepted: AtomicU64,
+    pub broken_frames: AtomicU64,
+    pub busy_rejections: AtomicU64,
+    pub notifications_sent: AtomicU64,
+}
+
+impl ReactorMetrics {
+    /// One answered request: its code, whether it succeeded, and how long it took from decode to reply.
+    pub fn request(&self, code: i32, success: bool, took: Duration) {
+        let s = slot(code);
+        if success { &self.ok[s] } else { &self.failed[s] }.fetch_add(1, Relaxed);
+        self.latency[s].observe(took);
+    }
+}
+
+/// The writer's counters and gauges.
+#[derive(Default)]
+pub struct WriterMetrics {
+    pub publishes: AtomicU64,
+    pub publish_latency: Histogram,
+    pub batches: AtomicU64,
+    pub commands: AtomicU64,
+    pub kv_writes: AtomicU64,
+    pub kv_write_failures: AtomicU64,
+    evictions: [AtomicU64; 3],
+    pub live_brokers: AtomicU64,
+}
+
+impl WriterMetrics {
+    pub fn evicted(&self, cause: EvictionCause, n: usize) {
+        let i = match cause {
+            EvictionCause::Unregistered => 0,
+            EvictionCause::Expired => 1,
+            EvictionCause::ConnectionClosed => 2,
+        };
+        self.evictions[i].fetch_add(n as u64, Relaxed);
+    }
+}
+
+/// Everything `/metrics` shows.
+#[derive(Default, Clone)]
+pub struct Metrics {
+    pub reactors: Vec<Arc<ReactorMetrics>>,
+    pub writer: Arc<WriterMetrics>,
+}
+
+impl Metrics {
+    pub fn new(reactors: usize) -> Metrics {
+        Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), writer: Arc::default() }
+    }
+
+    /// Prometheus text exposition.
+    pub fn render(&self, snap: &Snapshot, writer_queue_depth: usize) -> String {
+        let mut o = String::with_capacity(16 * 1024);
+        let mut ok = [0u64; N];
+        let mut failed = [0u64; N];
+        let mut lat = [HistogramSum::default(); N];
+        for r in &self.reactors {
+            for s in 0..N {
+                ok[s] += r.ok[s].load(Relaxed);
+                failed[s] += r.failed[s].load(Relaxed);
+                r.latency[s].add_into(&mut lat[s]);
+            }
+        }
+        header(&mut o, "namesrv_requests_total", "counter", "Requests answered, by request code and result.");
+        for s in 0..N {
+            for (result, v) in [("success", ok[s]), ("error", failed[s])] {
+                if v > 0 {
+                    let _ = writeln!(o, "namesrv_requests_total{{code=\"{}\",result=\"{result}\"}} {v}", name(s));
+                }
+            }
+        }
+        header(&mut o, "namesrv_request_duration_seconds", "histogram", "From decoded request to queued reply.");
+        for (s, h) in lat.iter().enumerate() {
+            if h.count > 0 {
+                histogram(&mut o, "namesrv_request_duration_seconds", &format!("code=\"{}\"", name(s)), h);
+            }
+        }
+        let sum = |f: fn(&ReactorMetrics) -> u64| self.reactors.iter().map(|r| f(r)).sum::<u64>();
+        let gauge_open: i64 = self.reactors.iter().map(|r| r.connections_open.load(Relaxed)).sum();
+        metric(&mut o, "namesrv_connections_open", "gauge", "Open client connections.", gauge_open);
+        let accepted = sum(|r| r.connections_accepted.load(Relaxed));
+        metric(&mut o, "namesrv_connections_accepted_total", "counter", "Accepted connections.", accepted);
+        let broken = sum(|r| r.broken_frames.load(Relaxed));
+        metric(&mut o, "namesrv_broken_frames_total", "counter", "Connections closed for a broken frame.", broken);
+        let busy = sum(|r| r.busy_rejections.load(Relaxed));
+        metric(&mut o, "namesrv_busy_rejections_total", "counter", "Writes refused with SYSTEM_BUSY.", busy);
+        let sent = sum(|r| r.notifications_sent.load(Relaxed));
+        metric(&mut o, "namesrv_notifications_total", "counter", "NOTIFY_MIN_BROKER_ID_CHANGE frames queued.", sent);
+
+        let w = &self.writer;
+        metric(&mut o, "namesrv_brokers", "gauge", "Live brokers.", w.live_brokers.load(Relaxed));
+        metric(&mut o, "namesrv_topics", "gauge", "Topics in the route table.", snap.routes.topic_count());
+        metric(&mut o, "namesrv_kv_entries", "gauge", "KV config entries.", snap.kv.len());
+        metric(&mut o, "namesrv_snapshot_generation", "gauge", "Published snapshot generation.", snap.generation);
+        metric(&mut o, "namesrv_writer_queue_depth", "gauge", "Writes waiting for the writer.", writer_queue_depth);
+        metric(&mut o, "namesrv_writer_batches_total", "counter", "Writer batches.", w.batches.load(Relaxed));
+        metric(&mut o, "namesrv_writer_commands_total", "counter", "Writes applied.", w.commands.load(Relaxed));
+        metric(
+            &mut o,
+            "namesrv_snapshot_publishes_total",
+            "counter",
+            "Snapshots published.",
+            w.publishes.load(Relaxed),
+        );
+        header(&mut o, "namesrv_snapshot_publish_seconds", "histogram", "Time to build and store a snapshot.");
+        let mut ph = HistogramSum::default();
+        w.publish_latency.add_into(&mut ph);
+        histogram(&mut o, "namesrv_snapshot_publish_seconds", "", &ph);
+        header(&mut o, "namesrv_evictions_total", "counter", "Brokers removed, by cause.");
+        for (i, cause) in ["unregistered", "expired", "connection_closed"].iter().enumerate() {
+            let _ = writeln!(o, "namesrv_evictions_total{{cause=\"{cause}\"}} {}", w.evictions[i].load(Relaxed));
+        }
+        metric(&mut o, "namesrv_kv_writes_total", "counter", "KV file saves.", w.kv_writes.load(Relaxed));
+        metric(
+            &mut o,
+            "namesrv_kv_write_failures_total",
+            "counter",
+            "Failed KV file saves.",
+            w.kv_write_failures.load(Relaxed),
+        );
+        o
+    }
+}
+
+fn header(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn metric(o: &mut String, name: &str, kind: &str, help: &str, v: impl std::fmt::Display) {
+    header(o, name, kind, help);
+    let _ = writeln!(o, "{name} {v}");
+}
+
+fn histogram(o: &mut String, name: &str, labels: &str, h: &HistogramSum) {
+    let sep = if labels.is_empty() { "" } else { "," };
+    let mut cumulative = 0;
+    for (b, n) in BOUNDS_US.iter().zip(h.buckets) {
+        cumulative += n;
+        let le = *b as f64 / 1e6;
+        let _ = writeln!(o, "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {cumulative}");
+    }
+    let _ = writeln!(o, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", h.count);
+    let braces = if labels.is_empty() { String::new() } else { format!("{{{labels}}}") };
+    let _ = writeln!(o, "{name}_sum{braces} {}", h.sum_us as f64 / 1e6);
+    let _ = writeln!(o, "{name}_count{braces} {}", h.count);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let h = Histogram::default();
+        h.observe(Duration::from_micros(10));
+        h.observe(Duration::from_micros(300));
+        h.observe(Duration::from_secs(5));
+        let mut s = HistogramSum::default();
+        h.add_into(&mut s);
+        let mut out = String::new();
+        histogram(&mut out, "x", "code=\"A\"", &s);
+        assert!(out.contains("x_bucket{code=\"A\",le=\"0.000025\"} 1\n"), "{out}");
+        assert!(out.contains("x_bucket{code=\"A\",le=\"0.0005\"} 2\n"), "{out}");
+        assert!(out.contains("x_bucket{code=\"A\",le=\"1\"} 2\n"), "{out}");
+        assert!(out.contains("x_bucket{code=\"A\",le=\"+Inf\"} 3\n"), "{out}");
+        assert!(out.contains("x_count{code=\"A\"} 3\n"), "{out}");
+    }
+
+    #[test]
+    fn unknown_codes_count_as_other() {
+        assert_eq!(name(slot(9999)), "other");
+        assert_eq!(name(slot(105)), "GET_ROUTEINFO_BY_TOPIC");
+    }
+}

@@ -1,0 +1,106 @@
+//! The operator HTTP endpoint end to end: /metrics counts what happened, /health, /ready, /routes/{topic},
+//! /cluster answer valid JSON.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use namesrv::config::Config;
+use namesrv::protocol::json;
+use namesrv::protocol::{RequestCode, ResponseCode};
+use namesrv::server;
+use support::client::Client;
+use support::registration::{new_cmd, Broker};
+
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect HTTP");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).expect("status line");
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+fn start(tweak: impl FnOnce(&mut Config)) -> (server::ServerHandle, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        bind_address: "127.0.0.1".into(),
+        listen_port: 0,
+        reactor_threads: 2,
+        pin_threads: false,
+        http_address: "127.0.0.1:0".into(),
+        kv_config_path: dir.path().join("kv.json").to_string_lossy().into_owned(),
+        config_store_path: dir.path().join("ns.properties").to_string_lossy().into_owned(),
+        ..Config::default()
+    };
+    tweak(&mut config);
+    (server::start(config).expect("start"), dir)
+}
+
+#[test]
+fn metrics_and_json_endpoints() {
+    let (srv, _dir) = start(|_| {});
+    let http = srv.http_addr().expect("HTTP enabled");
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let mut c = Client::connect(srv.local_addr());
+    assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
+    for _ in 0..3 {
+        let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA"));
+        assert_eq!(r.code, ResponseCode::SUCCESS);
+    }
+    let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "nope"));
+    assert_eq!(r.code, ResponseCode::TOPIC_NOT_EXIST);
+
+    let (status, text) = get(http, "/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"success\"} 3",
+        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"error\"} 1",
+        "namesrv_requests_total{code=\"REGISTER_BROKER\",result=\"success\"} 1",
+        "namesrv_request_duration_seconds_count{code=\"GET_ROUTEINFO_BY_TOPIC\"} 4",
+        "namesrv_brokers 1",
+        "namesrv_topics 2",
+        "namesrv_connections_open 1",
+        "namesrv_evictions_total{cause=\"expired\"} 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+
+    assert_eq!(get(http, "/health"), (200, "ok\n".into()));
+    let (status, ready) = get(http, "/ready");
+    assert_eq!(status, 200);
+    let ready = json::parse(ready.as_bytes()).expect("valid JSON");
+    assert_eq!(ready.get("ready").and_then(|v| v.as_bool()), Some(true));
+
+    let (status, route) = get(http, "/routes/TopicA");
+    assert_eq!(status, 200);
+    assert!(route.contains(r#""brokerAddrs":{"0":"127.0.0.1:10911"}"#), "{route}");
+    assert_eq!(get(http, "/routes/missing").0, 404);
+    let (status, cluster) = get(http, "/cluster");
+    assert_eq!(status, 200);
+    assert!(cluster.contains(r#""clusterAddrTable":{"C1":["b1"]}"#), "{cluster}");
+
+    // Unregistering shows up as an eviction by cause.
+    assert_eq!(c.request(broker.unregister()).code, ResponseCode::SUCCESS);
+    let (_, text) = get(http, "/metrics");
+    assert!(text.contains("namesrv_evictions_total{cause=\"unregistered\"} 1"), "{text}");
+    assert!(text.contains("namesrv_brokers 0"), "{text}");
+}
+
+#[test]
+fn not_ready_while_waiting_for_service() {
+    let (srv, _dir) = start(|c| c.need_wait_for_service = true);
+    let (status, body) = get(srv.http_addr().unwrap(), "/ready");
+    assert_eq!(status, 503);
+    assert!(body.contains("needWaitForService"), "{body}");
+}
+
+#[test]
+fn http_is_off_by_default() {
+    let (srv, _dir) = start(|c| c.http_address = String::new());
+    assert!(srv.http_addr().is_none());
+}
