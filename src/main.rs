@@ -74,9 +74,15 @@ fn main() -> ExitCode {
         }
     };
     if let Some(sig) = signals.forever().next() {
-        info!(signal = sig, "shutting down");
+        info!(signal = sig, "shutting down: no new connections, finishing requests in flight");
     }
-    handle.shutdown();
-    info!("stopped");
+    // A second signal stops at once.
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            std::process::exit(1);
+        }
+    });
+    let complete = handle.shutdown_gracefully();
+    info!(complete, "stopped");
     ExitCode::SUCCESS
 }

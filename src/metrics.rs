@@ -96,6 +96,8 @@ pub struct ReactorMetrics {
     pub broken_frames: AtomicU64,
     pub busy_rejections: AtomicU64,
     pub notifications_sent: AtomicU64,
+    /// Set by the reactor while draining once nothing is owed to any client.
+    pub drained: std::sync::atomic::AtomicBool,
 }
 
 impl ReactorMetrics {

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::{bounded, unbounded, Sender};
@@ -46,6 +47,10 @@ pub struct ServerHandle {
     threads: Vec<JoinHandle<()>>,
     http: Option<Arc<tiny_http::Server>>,
     metrics: Metrics,
+    draining: Arc<AtomicBool>,
+    drain_limit: Duration,
+    /// `enableShutdownGracefully`: stay up the whole wait, answering GO_AWAY, as Java does.
+    go_away: bool,
 }
 
 impl ServerHandle {
@@ -72,6 +77,27 @@ impl ServerHandle {
     /// Stops the reactors (closing every connection) and the writer, and waits for the threads.
     pub fn shutdown(mut self) {
         self.stop();
+    }
+
+    /// Graceful stop: no new connections; requests already handed to the writer get their replies (KV writes are
+    /// durable before they are acknowledged); 5.x clients are told GO_AWAY if `enableShutdownGracefully`; then
+    /// stop. Bounded by `shutdownWaitTimeSeconds` (with `enableShutdownGracefully`) or 5 s. Returns whether
+    /// everything owed was delivered in time.
+    pub fn shutdown_gracefully(mut self) -> bool {
+        self.draining.store(true, Ordering::Release);
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+        let deadline = Instant::now() + self.drain_limit;
+        let drained = loop {
+            let all = self.metrics.reactors.iter().all(|r| r.drained.load(Ordering::Acquire));
+            if (all && !self.go_away) || Instant::now() >= deadline {
+                break all;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        self.stop();
+        drained
     }
 
     fn stop(&mut self) {
@@ -114,6 +140,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let (stop_tx, stop_rx) = bounded(1);
     let shutdown = Arc::new(AtomicBool::new(false));
     let metrics = Metrics::new(reactors);
+    let draining = Arc::new(AtomicBool::new(false));
     let http = match config.http_address.trim() {
         "" => None,
         addr => Some(Arc::new(
@@ -126,7 +153,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         writer: writer_tx.clone(),
         clock: clock.clone(),
         started_ms: clock.now_ms(),
-        draining: Arc::new(AtomicBool::new(false)),
+        draining: draining.clone(),
     };
     let shared = Shared {
         cell: cell.clone(),
@@ -137,6 +164,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         max_frame: config.max_frame_length,
         idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
         shutdown: shutdown.clone(),
+        draining: draining.clone(),
+        go_away: config.enable_shutdown_gracefully,
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
     };
@@ -194,7 +223,23 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         threads.push(t);
     }
     info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
-    let handle = ServerHandle { local_addr, cell, shutdown, stop_writer: stop_tx, wakers, threads, http, metrics };
+    // Java waits shutdownWaitTimeSeconds only with enableShutdownGracefully; we always let in-flight work finish,
+    // bounded by that setting or 5 s.
+    let drain_secs =
+        if config.enable_shutdown_gracefully { config.shutdown_wait_time_seconds.max(0) as u64 } else { 5 };
+    let handle = ServerHandle {
+        local_addr,
+        cell,
+        shutdown,
+        stop_writer: stop_tx,
+        wakers,
+        threads,
+        http,
+        metrics,
+        draining,
+        drain_limit: Duration::from_secs(drain_secs),
+        go_away: config.enable_shutdown_gracefully,
+    };
     if let Some(addr) = handle.http_addr() {
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
     }

@@ -104,3 +104,43 @@ fn http_is_off_by_default() {
     let (srv, _dir) = start(|c| c.http_address = String::new());
     assert!(srv.http_addr().is_none());
 }
+
+#[test]
+fn graceful_shutdown_answers_go_away_then_stops() {
+    let (srv, _dir) = start(|c| {
+        c.enable_shutdown_gracefully = true;
+        c.shutdown_wait_time_seconds = 1;
+    });
+    let addr = srv.local_addr();
+    let http = srv.http_addr().unwrap();
+    let mut c = Client::connect(addr);
+    assert_eq!(c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code, ResponseCode::SUCCESS);
+    let stopper = std::thread::spawn(move || srv.shutdown_gracefully());
+    // While draining: 5.x clients (version > 475) are told to go away, older ones are still served.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    let mut saw_go_away = false;
+    while std::time::Instant::now() < deadline && !saw_go_away {
+        saw_go_away = c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code == ResponseCode::GO_AWAY;
+    }
+    assert!(saw_go_away, "no GO_AWAY while draining");
+    let r = c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO));
+    assert_eq!((r.code, r.remark.as_deref()), (ResponseCode::GO_AWAY, Some("please go away")));
+    let mut old = new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO);
+    old.version = 317;
+    assert_eq!(c.request(old).code, ResponseCode::SUCCESS);
+    assert_eq!(get(http, "/ready").0, 503);
+    assert!(stopper.join().unwrap(), "everything owed was delivered");
+    assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_err(), "listener closed");
+}
+
+#[test]
+fn graceful_shutdown_without_go_away_is_quick_and_complete() {
+    let (srv, _dir) = start(|_| {});
+    let mut c = Client::connect(srv.local_addr());
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    assert_eq!(c.request(broker.register(&["A", "B"], 1, 513)).code, ResponseCode::SUCCESS);
+    let started = std::time::Instant::now();
+    assert!(srv.shutdown_gracefully());
+    assert!(started.elapsed() < Duration::from_secs(3));
+    c.expect_closed(Duration::from_secs(2));
+}

@@ -38,6 +38,8 @@ const TICK: Duration = Duration::from_millis(100);
 const READ_BUDGET: usize = 1024 * 1024;
 /// Replies queued for a peer that does not read them; past this we stop reading its requests.
 const MAX_PENDING_OUTPUT: usize = 16 * 1024 * 1024;
+/// Java answers GO_AWAY while shutting down gracefully only to clients newer than V5_3_1 (ordinal 475).
+pub const GO_AWAY_AFTER_VERSION: i32 = 475;
 /// Java's remark for a full executor queue.
 pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
 
@@ -52,6 +54,10 @@ pub struct Shared {
     pub max_frame: usize,
     pub idle_ms: i64,
     pub shutdown: Arc<AtomicBool>,
+    /// Graceful shutdown has begun: stop accepting, finish what is in flight.
+    pub draining: Arc<AtomicBool>,
+    /// Answer GO_AWAY to 5.x clients while draining (`enableShutdownGracefully`).
+    pub go_away: bool,
     /// Every reactor's inbox, for dealing accepted connections round-robin.
     pub peers: Arc<Vec<ReactorLink>>,
     pub next_reactor: Arc<AtomicUsize>,
@@ -73,6 +79,9 @@ pub struct Reactor {
     outbound: std::collections::HashMap<std::net::SocketAddr, usize>,
     next_opaque: i32,
     metrics: Arc<ReactorMetrics>,
+    /// Writes handed to the writer whose reply has not come back yet.
+    in_flight: usize,
+    listener_closed: bool,
 }
 
 impl Reactor {
@@ -102,6 +111,8 @@ impl Reactor {
             outbound: std::collections::HashMap::new(),
             next_opaque: 0,
             metrics,
+            in_flight: 0,
+            listener_closed: false,
         };
         Ok(reactor)
     }
@@ -138,10 +149,23 @@ impl Reactor {
             self.drain_inbox();
             self.expire_outbound();
             self.close_idle();
+            if self.shared.draining.load(Ordering::Acquire) {
+                self.drain_step();
+            }
         }
         for key in self.conns.iter().map(|(k, _)| k).collect::<Vec<_>>() {
             self.close(key, "server shutdown");
         }
+    }
+
+    /// While draining: no new connections; report whether anything is still owed to a client.
+    fn drain_step(&mut self) {
+        if !self.listener_closed {
+            let _ = self.poll.registry().deregister(&mut self.listener);
+            self.listener_closed = true;
+        }
+        let owed = self.in_flight > 0 || self.conns.iter().any(|(_, c)| c.outbound.is_none() && !c.output.is_empty());
+        self.metrics.drained.store(!owed, Ordering::Release);
     }
 
     fn conn_id(&self, key: usize, gen: u32) -> ConnId {
@@ -242,7 +266,17 @@ impl Reactor {
             }
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
             let started = std::time::Instant::now();
-            let answer = self.handle(id, &cmd);
+            let answer = if self.shared.go_away
+                && self.shared.draining.load(Ordering::Relaxed)
+                && cmd.version > GO_AWAY_AFTER_VERSION
+            {
+                Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
+            } else {
+                self.handle(id, &cmd)
+            };
+            if answer.is_none() && !cmd.is_oneway() {
+                self.in_flight += 1;
+            }
             match &answer {
                 Some(resp) => self.metrics.request(cmd.code, resp.code == ResponseCode::SUCCESS, started.elapsed()),
                 // A one-way write gets no completion; count it when handed over.
@@ -328,6 +362,7 @@ impl Reactor {
         while let Ok(c) = self.inbox.try_recv() {
             match c {
                 Completion::Reply { conn, response, code, received } => {
+                    self.in_flight = self.in_flight.saturating_sub(1);
                     self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
                     let key = conn.token as usize;
                     if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
@@ -422,6 +457,8 @@ mod tests {
             max_frame: 1024,
             idle_ms: 0,
             shutdown: Arc::new(AtomicBool::new(false)),
+            draining: Arc::new(AtomicBool::new(false)),
+            go_away: false,
             peers: Arc::new(Vec::new()),
             next_reactor: Arc::new(AtomicUsize::new(0)),
         };
