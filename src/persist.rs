@@ -50,13 +50,16 @@ pub enum LoadError {
     Invalid { path: PathBuf, bak: PathBuf, reason: String },
 }
 
-/// Loads `kvConfig.json`. A missing file is an empty table (like Java); an unreadable or invalid one is an error
-/// that names the file and its `.bak`.
+/// Loads `kvConfig.json`. A missing file is an empty table (like Java, whose `File.exists()` is also false when a
+/// parent is a regular file: such a path cannot hold a file, so it starts empty and the first write reports the
+/// error); an unreadable or invalid one is an error that names the file and its `.bak`.
 pub fn load_kv(path: &Path) -> Result<KvTable, LoadError> {
     let bak = bak_path(path);
     let bytes = match fs::read(path) {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(KvTable::default()),
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            return Ok(KvTable::default())
+        }
         Err(source) => return Err(LoadError::Read { path: path.into(), bak, source }),
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -90,5 +93,31 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read(bak_path(&path)).unwrap(), b"one");
         assert!(!with_suffix(&path, ".tmp").exists());
+    }
+
+    #[test]
+    fn path_under_a_regular_file_loads_empty_but_cannot_be_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("blocker");
+        fs::write(&blocker, b"not a directory").unwrap();
+        let path = blocker.join("kvConfig.json");
+        assert!(load_kv(&path).unwrap().is_empty());
+        assert!(save_kv(&path, &KvTable::default()).is_err());
+    }
+
+    #[test]
+    fn invalid_or_unreadable_file_names_the_file_and_its_bak() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kvConfig.json");
+        fs::write(&path, b"{not json").unwrap();
+        let msg = load_kv(&path).unwrap_err().to_string();
+        assert!(msg.contains(&path.display().to_string()) && msg.contains("kvConfig.json.bak"), "{msg}");
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let msg = load_kv(&path).unwrap_err().to_string();
+        assert!(msg.contains("cannot read") && msg.contains("kvConfig.json.bak"), "{msg}");
+        fs::remove_dir(&path).unwrap();
+        fs::write(&path, b"  \n").unwrap();
+        assert!(load_kv(&path).unwrap().is_empty());
     }
 }
