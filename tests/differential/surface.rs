@@ -314,6 +314,10 @@ fn switches_script(run: &mut Run) {
     run.exchange("put order topic config", "admin", c, exact(0));
     let c = route(run, "T_ord", 513);
     run.exchange("route T_ord, orderMessageEnable=false", "client", c, exact(0));
+    let a = body(1, vec![topic("T_plain", 4, 6, 0), topic("T_ord", 4, 6, 0)]);
+    let bytes = encode_register_broker_body(&a, false, 513);
+    let c = register(run, SURF_A, REG_5X, bytes.clone()).with_ext("__ZONE_NAME", "z1");
+    run.exchange("register broker, order conf returned, orderMessageEnable=false", "surf-a", c, exact(0));
     update_config(run, "enable order messages", b"orderMessageEnable=true\n", 0);
     for v in [513, 317] {
         let c = route(run, "T_ord", v);
@@ -321,8 +325,6 @@ fn switches_script(run: &mut Run) {
     }
     let c = route(run, "T_plain", 513);
     run.exchange("route T_plain, no order conf entry", "client", c, exact(0));
-    let a = body(1, vec![topic("T_plain", 4, 6, 0), topic("T_ord", 4, 6, 0)]);
-    let bytes = encode_register_broker_body(&a, false, 513);
     let c = register(run, SURF_A, REG_5X, bytes.clone()).with_ext("__ZONE_NAME", "z1");
     run.exchange("register broker, order conf returned", "surf-a", c, exact(0));
     update_config(run, "stop returning order conf", b"returnOrderTopicConfigToBroker=false\n", 0);
