@@ -98,11 +98,13 @@ struct Side {
     /// The server's listen port and the directories its paths live in, for GET_NAMESRV_CONFIG normalisation.
     port: u16,
     roots: Vec<PathBuf>,
+    /// The `-c` file, which UPDATE_NAMESRV_CONFIG rewrites.
+    config_file: PathBuf,
 }
 
 impl Side {
-    fn new(name: &'static str, addr: SocketAddr, roots: Vec<PathBuf>) -> Side {
-        Side { name, addr, conns: BTreeMap::new(), port: addr.port(), roots }
+    fn new(name: &'static str, addr: SocketAddr, roots: Vec<PathBuf>, config_file: PathBuf) -> Side {
+        Side { name, addr, conns: BTreeMap::new(), port: addr.port(), roots, config_file }
     }
 }
 
@@ -157,6 +159,19 @@ impl Run {
         }
         self.compare(name, &cmd, &j, &o, check);
         j
+    }
+
+    /// Compares the two `-c` files as properties (normalised like `exchange_props`), as a step named `name`.
+    fn compare_config_files(&mut self, name: &str) {
+        let read = |side: &Side| {
+            let bytes = std::fs::read(&side.config_file)
+                .unwrap_or_else(|e| panic!("{}: read {}: {e}", side.name, side.config_file.display()));
+            let mut n = normalize(&RemotingCommand::request(0, 0).with_body(bytes));
+            support::normalize::normalize_properties(&mut n, side.port, &side.roots);
+            n
+        };
+        let (j, o) = (read(&self.java), read(&self.ours));
+        self.compare(name, &RemotingCommand::request(0, 0), &j, &o, Check::default());
     }
 
     /// Sends `cmd` one-way on both servers.
@@ -428,8 +443,13 @@ fn run_script(what: &str, both_extra: &[(&str, &str)], our_extra: &[(&str, &str)
     let mut our_roots = vec![ours.dir().to_path_buf()];
     our_roots.extend(our_extra.iter().filter(|(k, _)| k == "rocketmqHome").map(|(_, v)| PathBuf::from(v)));
     let mut run = Run {
-        java: Side::new("java", java.addr(), vec![java.dir().to_path_buf()]),
-        ours: Side::new("ours", ours.addr(), our_roots),
+        java: Side::new(
+            "java",
+            java.addr(),
+            vec![java.dir().to_path_buf()],
+            java.dir().join("conf/namesrv.properties"),
+        ),
+        ours: Side::new("ours", ours.addr(), our_roots, ours.dir().join("namesrv.properties")),
         opaque: 0,
         failures: Vec::new(),
         allowed: Vec::new(),

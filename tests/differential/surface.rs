@@ -282,6 +282,7 @@ fn config_script(run: &mut Run) {
     update_config(run, "update config, comments and colon", b"# c\n! c\nclusterTest : false\n", 0);
     let c = run.req(319);
     run.exchange_props("get config after updates", "admin", c, code(0));
+    run.compare_config_files("-c file rewritten by 318");
 }
 
 fn switches_script(run: &mut Run) {
