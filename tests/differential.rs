@@ -6,8 +6,14 @@
 
 mod support;
 
+#[path = "differential/kv_file.rs"]
+mod kv_file;
+#[path = "differential/surface.rs"]
+mod surface;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
@@ -89,6 +95,17 @@ struct Side {
     name: &'static str,
     addr: SocketAddr,
     conns: BTreeMap<&'static str, Client>,
+    /// The server's listen port and the directories its paths live in, for GET_NAMESRV_CONFIG normalisation.
+    port: u16,
+    roots: Vec<PathBuf>,
+    /// The `-c` file, which UPDATE_NAMESRV_CONFIG rewrites.
+    config_file: PathBuf,
+}
+
+impl Side {
+    fn new(name: &'static str, addr: SocketAddr, roots: Vec<PathBuf>, config_file: PathBuf) -> Side {
+        Side { name, addr, conns: BTreeMap::new(), port: addr.port(), roots, config_file }
+    }
 }
 
 impl Side {
@@ -123,6 +140,38 @@ impl Run {
         let o = normalize(&self.ours.conn(conn).request(cmd.clone()));
         self.compare(name, &cmd, &j, &o, check);
         j
+    }
+
+    /// Like `exchange`, for replies whose body is properties text (GET_NAMESRV_CONFIG): the body is parsed, and
+    /// values that are this server's port or paths under its directories are replaced by placeholders (the key
+    /// sets and all other values are compared as they are).
+    fn exchange_props(&mut self, name: &str, conn: &'static str, cmd: RemotingCommand, check: Check) -> Normalized {
+        let mut j = normalize(&self.java.conn(conn).request(cmd.clone()));
+        let mut o = normalize(&self.ours.conn(conn).request(cmd.clone()));
+        support::normalize::normalize_properties(&mut j, self.java.port, &self.java.roots);
+        support::normalize::normalize_properties(&mut o, self.ours.port, &self.ours.roots);
+        for (side, n) in [("java", &j), ("ours", &o)] {
+            let text = String::from_utf8_lossy(&n.raw_body);
+            let keys: Vec<&str> = text.lines().map(|l| l.split('=').next().unwrap_or(l)).collect();
+            if !keys.windows(2).all(|w| w[0] < w[1]) {
+                self.failures.push(format!("[{name}] {side}: properties are not sorted by key:\n{text}"));
+            }
+        }
+        self.compare(name, &cmd, &j, &o, check);
+        j
+    }
+
+    /// Compares the two `-c` files as properties (normalised like `exchange_props`), as a step named `name`.
+    fn compare_config_files(&mut self, name: &str) {
+        let read = |side: &Side| {
+            let bytes = std::fs::read(&side.config_file)
+                .unwrap_or_else(|e| panic!("{}: read {}: {e}", side.name, side.config_file.display()));
+            let mut n = normalize(&RemotingCommand::request(0, 0).with_body(bytes));
+            support::normalize::normalize_properties(&mut n, side.port, &side.roots);
+            n
+        };
+        let (j, o) = (read(&self.java), read(&self.ours));
+        self.compare(name, &RemotingCommand::request(0, 0), &j, &o, Check::default());
     }
 
     /// Sends `cmd` one-way on both servers.
@@ -369,20 +418,38 @@ fn is_object(n: &Normalized) -> bool {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-fn start_both() -> (JavaNamesrv, OurNamesrv) {
-    let java = std::thread::spawn(|| JavaNamesrv::start(JAVA_5X));
-    let ours = OurNamesrv::start();
-    let java = java.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-    (java, ours)
-}
-
 #[test]
 fn replies_match_java_5x() {
+    run_script("core", &[], &[], script);
+}
+
+/// Starts both servers (with `both_extra` properties in both `-c` files and `our_extra` in ours), runs `script`
+/// against them and fails on any difference that is not allow-listed.
+fn run_script(what: &str, both_extra: &[(&str, &str)], our_extra: &[(&str, &str)], script: fn(&mut Run)) {
     let t0 = Instant::now();
-    let (java, ours) = start_both();
+    let owned = |l: &[(&str, &str)]| -> Vec<(String, String)> {
+        l.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    let java_extra = owned(both_extra);
+    let mut our_extra = owned(our_extra);
+    our_extra.extend(owned(both_extra));
+    let java = std::thread::spawn(move || {
+        let extra: Vec<(&str, &str)> = java_extra.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        JavaNamesrv::start_with(JAVA_5X, &extra)
+    });
+    let extra: Vec<(&str, &str)> = our_extra.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let ours = OurNamesrv::start_with(&extra);
+    let java = java.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let mut our_roots = vec![ours.dir().to_path_buf()];
+    our_roots.extend(our_extra.iter().filter(|(k, _)| k == "rocketmqHome").map(|(_, v)| PathBuf::from(v)));
     let mut run = Run {
-        java: Side { name: "java", addr: java.addr(), conns: BTreeMap::new() },
-        ours: Side { name: "ours", addr: ours.addr(), conns: BTreeMap::new() },
+        java: Side::new(
+            "java",
+            java.addr(),
+            vec![java.dir().to_path_buf()],
+            java.dir().join("conf/namesrv.properties"),
+        ),
+        ours: Side::new("ours", ours.addr(), our_roots, ours.dir().join("namesrv.properties")),
         opaque: 0,
         failures: Vec::new(),
         allowed: Vec::new(),
@@ -405,13 +472,18 @@ fn replies_match_java_5x() {
         }
     }
 
-    eprintln!("differential: {} steps in {:?}, {} allowed difference(s)", run.steps, t0.elapsed(), run.allowed.len());
+    eprintln!(
+        "differential {what}: {} steps in {:?}, {} allowed difference(s)",
+        run.steps,
+        t0.elapsed(),
+        run.allowed.len()
+    );
     for a in &run.allowed {
         eprintln!("  {a}");
     }
     if !run.failures.is_empty() {
         panic!(
-            "{} difference(s) between Java {} and ours:\n\n{}\n\n{}\n{}",
+            "{what}: {} difference(s) between Java {} and ours:\n\n{}\n\n{}\n{}",
             run.failures.len(),
             java.version(),
             run.failures.join("\n\n"),

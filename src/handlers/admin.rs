@@ -12,10 +12,9 @@ pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if req.body.is_empty() {
         return Action::Reply(success(req));
     }
-    let Ok(text) = std::str::from_utf8(&req.body) else {
-        return Action::Reply(system_error(req, "string2Properties error"));
-    };
-    let Ok(pairs) = props::parse(text) else {
+    // Java decodes the body with `new String(body, UTF_8)`: malformed bytes become U+FFFD, never an error.
+    let text = String::from_utf8_lossy(&req.body);
+    let Ok(pairs) = props::parse(&text) else {
         return Action::Reply(system_error(req, "string2Properties error"));
     };
     let black_list = ctx.snapshot.config.black_list();

@@ -275,3 +275,33 @@ pub fn line_diff(left: &str, right: &str) -> String {
     }
     out
 }
+
+/// Turns a properties-text body (GET_NAMESRV_CONFIG) into a canonical JSON object of its entries, replacing only
+/// the values that are specific to one server: its listen `port` (`"<port>"`), a path equal to one of `roots`
+/// (`"<dir>"`) and a path below one (`"<dir>/…/<file name>"`). Keys and every other value stay as they are, so
+/// missing or extra keys and different defaults still show.
+pub fn normalize_properties(n: &mut Normalized, port: u16, roots: &[std::path::PathBuf]) {
+    let text = String::from_utf8_lossy(&n.raw_body).into_owned();
+    if text.is_empty() {
+        return;
+    }
+    let mut map = BTreeMap::new();
+    for line in text.lines() {
+        let (k, v) = line.split_once('=').unwrap_or((line, ""));
+        let mut value = v.to_string();
+        if value == port.to_string() {
+            value = "<port>".into();
+        }
+        for root in roots {
+            let root = root.to_string_lossy();
+            if value == root {
+                value = "<dir>".into();
+            } else if let Some(rest) = value.strip_prefix(&format!("{root}/")) {
+                let file = rest.rsplit('/').next().unwrap_or(rest);
+                value = format!("<dir>/…/{file}");
+            }
+        }
+        map.insert(k.to_string(), Canon::String(value));
+    }
+    n.body = Body::Json(Canon::Object(map));
+}
