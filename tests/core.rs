@@ -325,3 +325,22 @@ fn min_broker_id_change_is_notified_one_way_to_the_other_members() {
     assert_eq!(n.ext("haBrokerAddr"), Some("127.0.0.1:10912"));
     assert_eq!(n.ext("offlineBrokerAddr"), None);
 }
+
+/// Invariant 3: a reactor holds a snapshot only while it handles one request. After a publish, once every reactor
+/// has handled another request, nothing keeps the old snapshot alive.
+#[test]
+fn no_reactor_keeps_an_old_snapshot() {
+    let fx = start(|_| {});
+    let mut broker = fx.client();
+    let mut readers: Vec<Client> = (0..4).map(|_| fx.client()).collect();
+    assert_eq!(broker.request(MASTER.register(&["T", "U"], 1, 513)).code, ResponseCode::SUCCESS);
+    for r in readers.iter_mut() {
+        assert_eq!(route(r, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    }
+    let old = Arc::downgrade(&fx.server.snapshot());
+    assert_eq!(broker.request(MASTER.register(&["T", "U", "V"], 2, 513)).code, ResponseCode::SUCCESS);
+    for r in readers.iter_mut() {
+        assert_eq!(route(r, "V", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    }
+    assert!(eventually(Duration::from_secs(2), || old.upgrade().is_none()), "the old snapshot is still referenced");
+}

@@ -41,7 +41,10 @@ pub fn all_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if !ctx.snapshot.config.enable_all_topic_list {
         return Action::Reply(system_error(req, DISABLED));
     }
-    list_reply(req, &ctx.snapshot.routes.all_topics())
+    let snap = ctx.snapshot;
+    let body =
+        snap.all_topics_body.get_or_init(|| body_of(|out| body::encode_topic_list(&snap.routes.all_topics(), out)));
+    Action::Reply(success(req).with_body(body.clone()))
 }
 
 /// 216: `clusterName` non-empty → only that cluster's brokers' queue data. Java 5.5.0 answers SUCCESS without a

@@ -13,4 +13,13 @@ pub struct Snapshot {
     pub routes: RouteView,
     pub kv: Arc<KvTable>,
     pub config: Arc<Config>,
+    /// The GET_ALL_TOPIC_LIST body, encoded by the first reader that asks (never on the write path) and dropped
+    /// with the snapshot: listing 100k topics costs one encode per publish, not one per request.
+    pub all_topics_body: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl Snapshot {
+    pub fn new(generation: u64, routes: RouteView, kv: Arc<KvTable>, config: Arc<Config>) -> Snapshot {
+        Snapshot { generation, routes, kv, config, all_topics_body: std::sync::OnceLock::new() }
+    }
 }

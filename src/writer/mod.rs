@@ -85,7 +85,7 @@ impl Writer {
 
     /// The first snapshot, before any thread runs.
     pub fn initial_snapshot(kv: KvTable, config: Arc<Config>) -> Snapshot {
-        Snapshot { generation: 0, routes: RouteTables::new().view(), kv: Arc::new(kv), config }
+        Snapshot::new(0, RouteTables::new().view(), Arc::new(kv), config)
     }
 
     fn settings(&self) -> RouteSettings {
@@ -295,7 +295,7 @@ impl Writer {
         let kv = if dirty.kv { Arc::new(self.kv.clone()) } else { prev.kv.clone() };
         let config = if dirty.config { self.config.clone() } else { prev.config.clone() };
         let started = Instant::now();
-        let next = Snapshot { generation: self.generation, routes: self.tables.view(), kv, config };
+        let next = Snapshot::new(self.generation, self.tables.view(), kv, config);
         drop(prev);
         self.cell.store(Arc::new(next));
         self.metrics.publishes.fetch_add(1, Relaxed);
