@@ -30,6 +30,7 @@
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
 
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod handlers;
