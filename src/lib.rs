@@ -26,11 +26,13 @@
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
 
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod handlers;

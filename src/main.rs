@@ -1,9 +1,10 @@
 //! `mqnamesrv`: command line → Config → tracing → server::start → wait for SIGINT/SIGTERM → shutdown.
+//! `mqnamesrv admin …` runs the admin client instead (`namesrv::cli`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use tracing::{info, warn};
 
@@ -28,10 +29,21 @@ struct Args {
     /// Accepted for compatibility with the Java start-up; has no effect on a name server.
     #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
     namesrv_addr: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Query and change a running name server (route, cluster, topics, kv, config, diff).
+    Admin(namesrv::cli::AdminArgs),
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Admin(admin)) = args.command {
+        return namesrv::cli::run(admin);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)

@@ -1,0 +1,76 @@
+//! `kv get|put|delete|list` (101, 100, 102, 219).
+
+use crate::protocol::RequestCode;
+
+use super::table::Table;
+use super::{bad_body, call, decode, CliError, Ctx, KvCommand, Output};
+
+pub(super) fn run(ctx: &Ctx, cmd: &KvCommand) -> Result<Output, CliError> {
+    match cmd {
+        KvCommand::Get { namespace, key } => get(ctx, namespace, key),
+        KvCommand::Put { namespace, key, value } => put(ctx, namespace, key, value),
+        KvCommand::Delete { namespace, key } => delete(ctx, namespace, key),
+        KvCommand::List { namespace } => list(ctx, namespace),
+    }
+}
+
+fn get(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
+    let addr = ctx.single("kv get")?;
+    let mut client = ctx.connect(addr)?;
+    let cmd = client.cmd(RequestCode::GET_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key);
+    let resp = call(&mut client, cmd)?;
+    let value = resp.ext("value").unwrap_or_default().to_string();
+    if ctx.json {
+        return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "key": key, "value": value })));
+    }
+    Ok(Output::ok(format!("{value}\n")))
+}
+
+/// Sends the same write to every server in turn (as mqadmin does), stopping at the first failure.
+fn write_all(
+    ctx: &Ctx,
+    build: impl Fn(&mut super::client::Client) -> crate::protocol::RemotingCommand,
+) -> Result<(), CliError> {
+    for addr in &ctx.addrs {
+        let mut client = ctx.connect(addr)?;
+        let cmd = build(&mut client);
+        call(&mut client, cmd)?;
+    }
+    Ok(())
+}
+
+fn put(ctx: &Ctx, namespace: &str, key: &str, value: &str) -> Result<Output, CliError> {
+    write_all(ctx, |c| {
+        c.cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key).with_ext("value", value)
+    })?;
+    if ctx.json {
+        return Ok(Output::json(&serde_json::json!({
+            "namespace": namespace, "key": key, "value": value, "servers": ctx.addrs,
+        })));
+    }
+    Ok(Output::ok(format!("Put {namespace} {key} = {value} on {}\n", ctx.addrs.join(", "))))
+}
+
+fn delete(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
+    write_all(ctx, |c| c.cmd(RequestCode::DELETE_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key))?;
+    if ctx.json {
+        return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "key": key, "servers": ctx.addrs })));
+    }
+    Ok(Output::ok(format!("Deleted {namespace} {key} on {}\n", ctx.addrs.join(", "))))
+}
+
+fn list(ctx: &Ctx, namespace: &str) -> Result<Output, CliError> {
+    let addr = ctx.single("kv list")?;
+    let mut client = ctx.connect(addr)?;
+    let cmd = client.cmd(RequestCode::GET_KVLIST_BY_NAMESPACE).with_ext("namespace", namespace);
+    let resp = call(&mut client, cmd)?;
+    let table = decode::kv_table(&resp.body).map_err(|e| bad_body(&client, e))?;
+    if ctx.json {
+        return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "table": table })));
+    }
+    let mut t = Table::new(&["KEY", "VALUE"]);
+    for (k, v) in table {
+        t.row(vec![k, v]);
+    }
+    Ok(Output::ok(t.render()))
+}

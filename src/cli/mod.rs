@@ -1,0 +1,338 @@
+//! `mqnamesrv admin …`: a small admin client for a running name server (ours or the Java one).
+//!
+//! - `client`: a blocking remoting client over `std::net::TcpStream` (JSON headers, request version 513, so routes
+//!   come back as standard JSON; cluster info in fastjson's default dialect is read by the lenient reader).
+//! - `decode`: response bodies → `model` types.
+//! - `table`: human-readable tables; `--json` prints JSON instead.
+//! - one file per command group: `route` (route, topics), `cluster`, `kv`, `config`, `diff`.
+//!
+//! Exit codes: 0 success (for `diff`: identical), 1 an error answered by a server (its code and remark are printed),
+//! a missing topic or KV entry, or `diff` found differences, 2 a server that cannot be reached or does not answer,
+//! or bad arguments.
+
+mod client;
+mod cluster;
+mod config;
+mod decode;
+mod diff;
+mod kv;
+mod route;
+mod table;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::model::{BrokerData, QueueData};
+use crate::protocol::{RemotingCommand, ResponseCode};
+use client::Client;
+
+/// Where `-n` points when it is not given (the Java default).
+pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
+
+/// Query and change a running name server.
+#[derive(Args, Debug, Clone)]
+pub struct AdminArgs {
+    /// Name server address host:port; repeat it (or separate with ';') to name several servers.
+    #[arg(
+        short = 'n',
+        long = "namesrvAddr",
+        visible_alias = "namesrv",
+        value_name = "HOST:PORT",
+        global = true,
+        action = clap::ArgAction::Append
+    )]
+    pub namesrv: Vec<String>,
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// How long to wait for a connection and for each response, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 3000, global = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum AdminCommand {
+    /// Route of a topic: brokers (name, cluster, id → address) and queues (read/write counts, perm, sysflag).
+    #[command(alias = "topicRoute")]
+    Route {
+        /// Topic name.
+        topic: String,
+    },
+    /// Clusters, their brokers, and each broker's ids and addresses.
+    #[command(alias = "clusterList")]
+    Cluster,
+    /// Every topic the name server knows, sorted.
+    #[command(alias = "topicList")]
+    Topics,
+    /// KV configuration (namespaced key/value pairs).
+    #[command(subcommand)]
+    Kv(KvCommand),
+    /// Name server configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Compare cluster info and every topic route across two or more servers (-n A -n B); exit 1 if they differ.
+    Diff,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum KvCommand {
+    /// Print the value of one key.
+    Get { namespace: String, key: String },
+    /// Set a key (on every server given with -n).
+    Put { namespace: String, key: String, value: String },
+    /// Delete a key (on every server given with -n).
+    Delete { namespace: String, key: String },
+    /// All keys and values of a namespace.
+    List { namespace: String },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ConfigCommand {
+    /// All configuration items, sorted by key.
+    Get,
+    /// Change items at run time (on every server given with -n); black-listed keys are refused.
+    Set {
+        /// KEY=VALUE pairs.
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        items: Vec<String>,
+    },
+}
+
+/// Why a command failed. `exit_code` maps each kind to the process exit code.
+#[derive(Debug)]
+pub enum CliError {
+    /// Cannot resolve or connect.
+    Unreachable { addr: String, reason: String },
+    /// Connected, but the exchange failed (timeout, closed connection, undecodable frame).
+    Io { addr: String, reason: String },
+    /// The server answered with an error code.
+    Server { addr: String, code: i32, remark: Option<String> },
+    /// GET_ROUTEINFO_BY_TOPIC answered TOPIC_NOT_EXIST.
+    TopicNotExist { addr: String, topic: String },
+    /// The server answered, but the body could not be read.
+    BadBody { addr: String, reason: String },
+    /// Arguments that clap cannot check.
+    Usage(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Server { .. } | CliError::TopicNotExist { .. } | CliError::BadBody { .. } => 1,
+            CliError::Unreachable { .. } | CliError::Io { .. } | CliError::Usage(_) => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Unreachable { addr, reason } => write!(f, "cannot connect to name server {addr}: {reason}"),
+            CliError::Io { addr, reason } => write!(f, "name server {addr}: {reason}"),
+            CliError::Server { addr, code, remark } => {
+                write!(f, "name server {addr} answered {} ({code})", code_name(*code))?;
+                match remark {
+                    Some(r) if !r.is_empty() => write!(f, ": {}", first_line(r)),
+                    _ => Ok(()),
+                }
+            }
+            CliError::TopicNotExist { addr, topic } => {
+                write!(f, "topic {topic:?} does not exist on name server {addr} (TOPIC_NOT_EXIST, 17)")
+            }
+            CliError::BadBody { addr, reason } => write!(f, "name server {addr}: {reason}"),
+            CliError::Usage(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// A remark's first line (the TOPIC_NOT_EXIST remark ends with a second line pointing at a FAQ).
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The Java name of a response code, or "error".
+pub fn code_name(code: i32) -> &'static str {
+    match code {
+        ResponseCode::SUCCESS => "SUCCESS",
+        ResponseCode::SYSTEM_ERROR => "SYSTEM_ERROR",
+        ResponseCode::SYSTEM_BUSY => "SYSTEM_BUSY",
+        ResponseCode::REQUEST_CODE_NOT_SUPPORTED => "REQUEST_CODE_NOT_SUPPORTED",
+        ResponseCode::NO_PERMISSION => "NO_PERMISSION",
+        ResponseCode::TOPIC_NOT_EXIST => "TOPIC_NOT_EXIST",
+        ResponseCode::QUERY_NOT_FOUND => "QUERY_NOT_FOUND",
+        ResponseCode::GO_AWAY => "GO_AWAY",
+        _ => "error",
+    }
+}
+
+/// What a command prints on stdout and the exit code it ends with.
+pub struct Output {
+    pub text: String,
+    pub code: u8,
+}
+
+impl Output {
+    fn ok(text: String) -> Output {
+        Output { text, code: 0 }
+    }
+
+    fn json(value: &serde_json::Value) -> Output {
+        Output::ok(json_text(value))
+    }
+}
+
+fn json_text(value: &serde_json::Value) -> String {
+    // Serializing a `Value` cannot fail.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Options every command shares.
+pub struct Ctx {
+    pub addrs: Vec<String>,
+    pub json: bool,
+    pub timeout: Duration,
+}
+
+impl Ctx {
+    fn new(args: &AdminArgs) -> Ctx {
+        let mut addrs: Vec<String> = args
+            .namesrv
+            .iter()
+            .flat_map(|a| a.split(';'))
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect();
+        if addrs.is_empty() {
+            addrs.push(DEFAULT_NAMESRV.to_string());
+        }
+        Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout) }
+    }
+
+    /// The one server a read command talks to.
+    fn single(&self, command: &str) -> Result<&str, CliError> {
+        match self.addrs.as_slice() {
+            [one] => Ok(one),
+            _ => Err(CliError::Usage(format!(
+                "`{command}` reads from one name server, got {} (use `diff` to compare servers)",
+                self.addrs.len()
+            ))),
+        }
+    }
+
+    fn connect(&self, addr: &str) -> Result<Client, CliError> {
+        Client::connect(addr, self.timeout)
+    }
+}
+
+/// Sends `cmd` and returns the response if it is SUCCESS; any other code is `CliError::Server`.
+fn call(client: &mut Client, cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
+    let resp = client.request(cmd)?;
+    if resp.code == ResponseCode::SUCCESS {
+        Ok(resp)
+    } else {
+        Err(CliError::Server { addr: client.addr().to_string(), code: resp.code, remark: resp.remark })
+    }
+}
+
+fn bad_body(client: &Client, reason: String) -> CliError {
+    CliError::BadBody { addr: client.addr().to_string(), reason }
+}
+
+/// Java `PermName.perm2String`: `R`, `W`, `X` (inherit) or `-` in three positions.
+pub fn perm_text(perm: i32) -> String {
+    use crate::model::perm::{INHERIT, READ, WRITE};
+    let bit = |mask: i32, c: char| if perm & mask != 0 { c } else { '-' };
+    [bit(READ, 'R'), bit(WRITE, 'W'), bit(INHERIT, 'X')].iter().collect()
+}
+
+/// `RW- (6)`.
+fn perm_cell(perm: i32) -> String {
+    format!("{} ({perm})", perm_text(perm))
+}
+
+fn broker_json(bd: &BrokerData) -> serde_json::Value {
+    let addrs: serde_json::Map<String, serde_json::Value> =
+        bd.broker_addrs.iter().map(|(id, a)| (id.to_string(), a.clone().into())).collect();
+    let mut v = serde_json::json!({
+        "brokerName": &*bd.broker_name,
+        "cluster": &*bd.cluster,
+        "brokerAddrs": addrs,
+        "enableActingMaster": bd.enable_acting_master,
+    });
+    if let Some(zone) = &bd.zone_name {
+        v["zoneName"] = zone.clone().into();
+    }
+    v
+}
+
+fn queue_json(q: &QueueData) -> serde_json::Value {
+    serde_json::json!({
+        "brokerName": &*q.broker_name,
+        "readQueueNums": q.read_queue_nums,
+        "writeQueueNums": q.write_queue_nums,
+        "perm": q.perm,
+        "permText": perm_text(q.perm),
+        "topicSysFlag": q.topic_sys_flag,
+    })
+}
+
+/// Runs one admin command; errors go to stderr as one line naming the server.
+pub fn run(args: AdminArgs) -> ExitCode {
+    let ctx = Ctx::new(&args);
+    let result = match &args.command {
+        AdminCommand::Route { topic } => route::route(&ctx, topic),
+        AdminCommand::Cluster => cluster::cluster(&ctx),
+        AdminCommand::Topics => route::topics(&ctx),
+        AdminCommand::Kv(cmd) => kv::run(&ctx, cmd),
+        AdminCommand::Config(cmd) => config::run(&ctx, cmd),
+        AdminCommand::Diff => diff::diff(&ctx),
+    };
+    match result {
+        Ok(out) => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = stdout.write_all(out.text.as_bytes()).and_then(|()| stdout.flush());
+            ExitCode::from(out.code)
+        }
+        Err(e) => {
+            eprintln!("mqnamesrv admin: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perm_text_is_javas() {
+        assert_eq!(perm_text(6), "RW-");
+        assert_eq!(perm_text(7), "RWX");
+        assert_eq!(perm_text(4), "R--");
+        assert_eq!(perm_text(0), "---");
+        assert_eq!(perm_cell(2), "-W- (2)");
+    }
+
+    #[test]
+    fn server_errors_name_code_and_first_remark_line() {
+        let e = CliError::Server {
+            addr: "h:1".into(),
+            code: 17,
+            remark: Some("No topic route info in name server for the topic: T\nSee https://x".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "name server h:1 answered TOPIC_NOT_EXIST (17): No topic route info in name server for the topic: T"
+        );
+        assert_eq!(e.exit_code(), 1);
+    }
+}
