@@ -173,6 +173,8 @@ config_table! {
     Ours writer_queue_capacity: usize = 65536, "writerQueueCapacity";
     Ours max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
     Ours http_address: String = String::new(), "httpAddress";
+    Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
+    Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
 }
 
 /// Why a configuration could not be loaded.

@@ -37,6 +37,9 @@ impl HttpContext {
         if snap.config.need_wait_for_service && waited < i64::from(snap.config.wait_seconds_for_service) * 1000 {
             return Some("waiting for brokers (needWaitForService)");
         }
+        if self.metrics.writer.provisional_brokers.load(Ordering::Relaxed) > 0 {
+            return Some("serving provisional routes from a warm restart until their brokers re-register");
+        }
         None
     }
 }

@@ -26,6 +26,7 @@
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `warm`: the route tables saved and replayed across restarts (opt-in).
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
@@ -44,4 +45,5 @@ pub mod protocol;
 pub mod reactor;
 pub mod server;
 pub mod state;
+pub mod warm;
 pub mod writer;

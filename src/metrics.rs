@@ -120,6 +120,8 @@ pub struct WriterMetrics {
     pub kv_write_failures: AtomicU64,
     evictions: [AtomicU64; 3],
     pub live_brokers: AtomicU64,
+    /// Brokers restored by a warm restart that have not re-registered yet.
+    pub provisional_brokers: AtomicU64,
 }
 
 impl WriterMetrics {
@@ -186,6 +188,14 @@ impl Metrics {
 
         let w = &self.writer;
         metric(&mut o, "namesrv_brokers", "gauge", "Live brokers.", w.live_brokers.load(Relaxed));
+        let provisional = w.provisional_brokers.load(Relaxed);
+        metric(
+            &mut o,
+            "namesrv_provisional_brokers",
+            "gauge",
+            "Brokers restored at start, not re-registered yet.",
+            provisional,
+        );
         metric(&mut o, "namesrv_topics", "gauge", "Topics in the route table.", snap.routes.topic_count());
         metric(&mut o, "namesrv_kv_entries", "gauge", "KV config entries.", snap.kv.len());
         metric(&mut o, "namesrv_snapshot_generation", "gauge", "Published snapshot generation.", snap.generation);

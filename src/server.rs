@@ -20,6 +20,7 @@ use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
 use crate::reactor::{Reactor, Shared};
 use crate::state::Snapshot;
+use crate::warm;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
 /// Why the server could not start.
@@ -191,7 +192,18 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     }
     drop(shared);
 
-    let writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone());
+    let mut writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone());
+    if !config.route_snapshot_path.trim().is_empty() {
+        let path = Path::new(config.route_snapshot_path.trim());
+        match warm::load(path, config.max_frame_length, config.max_inflated_body) {
+            Ok(regs) => {
+                info!(path = %path.display(), brokers = regs.len(), "warm restart: serving saved routes provisionally");
+                writer.warm_start(regs);
+            }
+            // Not fatal: the brokers re-register within their period anyway.
+            Err(e) => warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty"),
+        }
+    }
     let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
     threads.push(
         std::thread::Builder::new()

@@ -144,3 +144,65 @@ fn graceful_shutdown_without_go_away_is_quick_and_complete() {
     assert!(started.elapsed() < Duration::from_secs(3));
     c.expect_closed(Duration::from_secs(2));
 }
+
+/// Warm restart: a restarted server serves the routes it had, provisionally, until the broker re-registers — a
+/// client never sees TOPIC_NOT_EXIST for a live broker's topic (apache/rocketmq #5322). Without re-registration
+/// the provisional broker expires like any other.
+#[test]
+fn warm_restart_serves_saved_routes_until_brokers_re_register() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        bind_address: "127.0.0.1".into(),
+        listen_port: 0,
+        reactor_threads: 2,
+        pin_threads: false,
+        http_address: "127.0.0.1:0".into(),
+        scan_not_active_broker_interval: 10,
+        route_snapshot_path: dir.path().join("routes.bin").to_string_lossy().into_owned(),
+        kv_config_path: dir.path().join("kv.json").to_string_lossy().into_owned(),
+        config_store_path: dir.path().join("ns.properties").to_string_lossy().into_owned(),
+        ..Config::default()
+    };
+    let clock = namesrv::clock::ManualClock::new(support::registration::T0);
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let ask = |c: &mut Client| c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code;
+
+    let first = server::start_with_clock(config.clone(), clock.clone()).unwrap();
+    let mut b = Client::connect(first.local_addr());
+    assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
+    assert!(first.shutdown_gracefully());
+    drop(b);
+    let saved = std::fs::metadata(&config.route_snapshot_path).map(|m| m.len()).unwrap_or(0);
+    assert!(saved > 0, "route tables saved at shutdown");
+
+    // The port changes (port 0), as a client would reconnect after a restart.
+    let second = server::start_with_clock(config.clone(), clock.clone()).unwrap();
+    let mut c = Client::connect(second.local_addr());
+    assert_eq!(ask(&mut c), ResponseCode::SUCCESS, "routes are there before the broker re-registers");
+    let http = second.http_addr().unwrap();
+    let (status, ready) = get(http, "/ready");
+    assert_eq!(status, 503);
+    assert!(ready.contains("provisional"), "{ready}");
+    assert!(get(http, "/metrics").1.contains("namesrv_provisional_brokers 1"));
+
+    let mut b = Client::connect(second.local_addr());
+    let r = b.request(broker.register(&["TopicA", "TopicB"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(ask(&mut c), ResponseCode::SUCCESS);
+    assert_eq!(get(http, "/ready").0, 200);
+    assert!(get(http, "/metrics").1.contains("namesrv_provisional_brokers 0"));
+    assert!(second.shutdown_gracefully());
+    drop(b);
+
+    // Restart once more; this time the broker never comes back: its saved routes expire after its timeout.
+    let third = server::start_with_clock(config, clock.clone()).unwrap();
+    let mut c = Client::connect(third.local_addr());
+    assert_eq!(ask(&mut c), ResponseCode::SUCCESS);
+    clock.advance_ms(121_000);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ask(&mut c) != ResponseCode::TOPIC_NOT_EXIST {
+        assert!(std::time::Instant::now() < deadline, "provisional broker never expired");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(get(third.http_addr().unwrap(), "/ready").0, 200);
+}

@@ -15,27 +15,34 @@ pub const CRC_MISMATCH: &str = "crc32 not match";
 
 /// 103. Java order: CRC check, body decode, then the route update.
 pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    match decode_register(req, ctx.snapshot.config.max_inflated_body) {
+        Ok(Some(mut reg)) => {
+            reg.conn = Some(ctx.conn);
+            Action::Write(WriteOp::RegisterBroker(Box::new(reg)))
+        }
+        // Java fails inside its try block before touching a table and still answers SUCCESS.
+        Ok(None) => Action::Reply(success(req).with_empty_ext()),
+        Err(remark) => Action::Reply(system_error(req, remark)),
+    }
+}
+
+/// Decodes a REGISTER_BROKER request (also used to replay the warm-restart file). `Err` = SYSTEM_ERROR with this
+/// remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no connection.
+pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, String> {
     let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
     if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
-        return Action::Reply(system_error(req, CRC_MISMATCH));
+        return Err(CRC_MISMATCH.into());
     }
-    let max_inflated = ctx.snapshot.config.max_inflated_body;
-    let decoded =
-        match body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated) {
-            Ok(b) => b,
-            Err(e) => return Action::Reply(system_error(req, e.to_string())),
-        };
-    let Some(broker_id) = req.ext_i64("brokerId") else {
-        // Java unboxes a null brokerId and answers SYSTEM_ERROR with the NullPointerException text.
-        return Action::Reply(system_error(req, "brokerId is missing or not a number"));
-    };
+    let decoded = body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated)
+        .map_err(|e| e.to_string())?;
+    // Java unboxes a null brokerId and answers SYSTEM_ERROR with the NullPointerException text.
+    let broker_id = req.ext_i64("brokerId").ok_or("brokerId is missing or not a number")?;
     let (Some(cluster), Some(addr), Some(name)) =
         (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"))
     else {
-        // Java fails inside its try block before touching a table and still answers SUCCESS.
-        return Action::Reply(success(req).with_empty_ext());
+        return Ok(None);
     };
-    Action::Write(WriteOp::RegisterBroker(Box::new(RegisterBroker {
+    Ok(Some(RegisterBroker {
         cluster_name: cluster.to_string(),
         broker_addr: addr.to_string(),
         broker_name: name.to_string(),
@@ -45,8 +52,32 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         heartbeat_timeout_ms: req.ext_i64("heartbeatTimeoutMillis"),
         enable_acting_master: req.ext_opt_bool("enableActingMaster"),
         body: decoded,
-        conn: Some(ctx.conn),
-    })))
+        conn: None,
+    }))
+}
+
+/// The REGISTER_BROKER request a broker would send for `reg` (JSON body with its CRC); the inverse of
+/// `decode_register`.
+pub fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingCommand {
+    let bytes = body::encode_register_broker_body(&reg.body, false, crate::protocol::command::SERVER_VERSION);
+    let mut cmd = RemotingCommand::request(crate::protocol::RequestCode::REGISTER_BROKER, opaque)
+        .with_ext("brokerName", reg.broker_name.clone())
+        .with_ext("brokerAddr", reg.broker_addr.clone())
+        .with_ext("clusterName", reg.cluster_name.clone())
+        .with_ext("haServerAddr", reg.ha_server_addr.clone())
+        .with_ext("brokerId", reg.broker_id.to_string())
+        .with_ext("compressed", "false")
+        .with_ext("bodyCrc32", crc32_masked(&bytes).to_string());
+    if let Some(t) = reg.heartbeat_timeout_ms {
+        cmd = cmd.with_ext("heartbeatTimeoutMillis", t.to_string());
+    }
+    if let Some(e) = reg.enable_acting_master {
+        cmd = cmd.with_ext("enableActingMaster", e.to_string());
+    }
+    if let Some(z) = &reg.zone_name {
+        cmd = cmd.with_ext("__ZONE_NAME", z.clone());
+    }
+    cmd.with_body(bytes)
 }
 
 /// The writer's answer to a registration: ha/master address for slaves, the order-topic KV table as body.

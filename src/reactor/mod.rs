@@ -422,7 +422,8 @@ impl Reactor {
         }
         let _ = self.poll.registry().deregister(&mut conn.stream);
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
-        if conn.broker {
+        // At shutdown the brokers did not go away, the server did: their routes stay for the warm-restart save.
+        if conn.broker && !self.shared.shutdown.load(Ordering::Acquire) {
             let _ = self.shared.events.send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
         }
     }

@@ -106,6 +106,11 @@ impl LiveTable {
         }
     }
 
+    /// Every entry: (cluster, address, liveness).
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &BrokerLive)> {
+        self.by_cluster.iter().flat_map(|(c, m)| m.iter().map(move |(a, l)| (c, a, l)))
+    }
+
     /// Keys of the entries that hold exactly this connection, sorted.
     pub fn keys_of_conn(&self, conn: ConnId) -> Vec<LiveKey> {
         self.by_conn.get(&conn).map(|s| s.iter().cloned().collect()).unwrap_or_default()

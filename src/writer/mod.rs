@@ -56,6 +56,9 @@ pub struct Writer {
     reactors: Vec<ReactorLink>,
     clock: Arc<dyn Clock>,
     metrics: Arc<WriterMetrics>,
+    /// Brokers restored by a warm restart that have not re-registered yet: (cluster, address).
+    provisional: std::collections::HashSet<(String, String)>,
+    last_route_save: Instant,
     /// Per reactor: completions of the current batch.
     outbox: Vec<Vec<Completion>>,
 }
@@ -80,7 +83,20 @@ impl Writer {
         let published_routes = tables.generation();
         let generation = cell.load().generation;
         let outbox = reactors.iter().map(|_| Vec::new()).collect();
-        Writer { tables, kv, config, cell, generation, published_routes, reactors, clock, metrics, outbox }
+        Writer {
+            tables,
+            kv,
+            config,
+            cell,
+            generation,
+            published_routes,
+            reactors,
+            clock,
+            metrics,
+            provisional: Default::default(),
+            last_route_save: Instant::now(),
+            outbox,
+        }
     }
 
     /// The first snapshot, before any thread runs.
@@ -100,51 +116,105 @@ impl Writer {
         let mut next_scan = Instant::now() + interval;
         let mut batch: Vec<WriteCommand> = Vec::with_capacity(64);
         let mut events: Vec<ConnEvent> = Vec::new();
+        let mut events_waited = 0;
         loop {
+            self.maybe_save_routes(false);
             let timeout = next_scan.saturating_duration_since(Instant::now());
+            let mut open = true;
             select! {
                 recv(inputs.commands) -> m => match m {
                     Ok(c) => batch.push(c),
-                    Err(_) => return,
+                    Err(_) => open = false,
                 },
                 recv(inputs.events) -> m => match m {
                     Ok(e) => events.push(e),
-                    Err(_) => return,
+                    Err(_) => open = false,
                 },
-                recv(inputs.stop) -> _ => return,
+                recv(inputs.stop) -> _ => open = false,
                 default(timeout) => {}
             }
+            if !open {
+                break;
+            }
+            // Events first, then commands: every command a reactor sent before a close is then in this batch
+            // (unless the batch is full), and commands are applied before events, so a registration is never
+            // applied after the close of its own connection.
+            events.extend(inputs.events.try_iter());
             while batch.len() < MAX_BATCH {
                 match inputs.commands.try_recv() {
                     Ok(c) => batch.push(c),
                     Err(_) => break,
                 }
             }
-            events.extend(inputs.events.try_iter());
             let expire = Instant::now() >= next_scan;
             if expire {
                 next_scan = Instant::now() + interval;
             }
-            self.apply_batch(&mut batch, &mut events, expire);
+            // A full batch may have left older commands queued: hold events back a few rounds at most.
+            let defer = !inputs.commands.is_empty() && events_waited < 8;
+            events_waited = if defer && !events.is_empty() { events_waited + 1 } else { 0 };
+            let mut ready = if defer { Vec::new() } else { std::mem::take(&mut events) };
+            self.apply_batch(&mut batch, &mut ready, expire);
+        }
+        self.maybe_save_routes(true);
+    }
+
+    /// Warm restart: replays saved registrations as provisional brokers (no connection) and publishes.
+    pub fn warm_start(&mut self, regs: Vec<crate::state::routes::RegisterBroker>) {
+        let now = self.clock.now_ms();
+        for reg in regs {
+            let key = (reg.cluster_name.clone(), reg.broker_addr.clone());
+            if self.tables.register_broker(reg, now, self.settings()).is_some() {
+                self.provisional.insert(key);
+            }
+        }
+        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
+        self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
+        self.publish(&Dirty::default());
+    }
+
+    /// Saves the route tables for a warm restart every `routeSnapshotIntervalSeconds`, and at `last`. Encoding
+    /// and writing happen on a short-lived thread, except the last save, which the caller waits for.
+    fn maybe_save_routes(&mut self, last: bool) {
+        let path = self.config.route_snapshot_path.trim();
+        if path.is_empty() {
+            return;
+        }
+        let every = Duration::from_secs(self.config.route_snapshot_interval_seconds.max(1) as u64);
+        if !last && self.last_route_save.elapsed() < every {
+            return;
+        }
+        self.last_route_save = Instant::now();
+        let regs = self.tables.export();
+        let path = PathBuf::from(path);
+        let save = move || {
+            if let Err(e) = persist::save_atomic(&path, &crate::warm::encode(&regs)) {
+                warn!(path = %path.display(), error = %e, "cannot save route tables for warm restart");
+            }
+        };
+        if last {
+            save();
+        } else {
+            let _ = std::thread::Builder::new().name("namesrv-route-save".into()).spawn(save);
         }
     }
 
-    /// Applies one batch: events, then commands in arrival order, then the expiry scan; then durability, publish,
-    /// replies — in that order.
+    /// Applies one batch: commands in arrival order, then connection events, then the expiry scan; then
+    /// durability, publish, replies — in that order.
     fn apply_batch(&mut self, batch: &mut Vec<WriteCommand>, events: &mut Vec<ConnEvent>, expire: bool) {
         let mut dirty = Dirty::default();
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
         let mut pending: Vec<(WriteCommand, Reply)> = Vec::with_capacity(batch.len());
+        for cmd in batch.drain(..) {
+            let reply = self.apply(&cmd.origin.request, &cmd.op, &mut dirty);
+            pending.push((cmd, reply));
+        }
         for ev in events.drain(..) {
             let ConnEvent::Closed(conn) = ev;
             let (gone, notices) = self.tables.connection_closed(conn, self.settings());
             self.log_evictions(&gone, EvictionCause::ConnectionClosed);
             self.send_notices(notices);
-        }
-        for cmd in batch.drain(..) {
-            let reply = self.apply(&cmd.origin.request, &cmd.op, &mut dirty);
-            pending.push((cmd, reply));
         }
         if expire {
             let expired = self.tables.expire(self.clock.now_ms(), self.settings());
@@ -158,6 +228,7 @@ impl Writer {
         self.metrics.batches.fetch_add(1, Relaxed);
         self.metrics.commands.fetch_add(pending.len() as u64, Relaxed);
         self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
+        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
         if dirty.kv {
             let counter = if durable.is_ok() { &self.metrics.kv_writes } else { &self.metrics.kv_write_failures };
             counter.fetch_add(1, Relaxed);
@@ -193,6 +264,9 @@ impl Writer {
         let s = self.settings();
         match op {
             WriteOp::RegisterBroker(req) => {
+                if !self.provisional.is_empty() {
+                    self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
+                }
                 let outcome = self.tables.register_broker((**req).clone(), now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
@@ -347,8 +421,12 @@ fn ahash_of(s: &str) -> u64 {
 }
 
 impl Writer {
-    fn log_evictions(&self, brokers: &[UnregisterBroker], cause: EvictionCause) {
+    fn log_evictions(&mut self, brokers: &[UnregisterBroker], cause: EvictionCause) {
         self.metrics.evicted(cause, brokers.len());
+        for b in brokers {
+            self.provisional.remove(&(b.cluster_name.clone(), b.broker_addr.clone()));
+        }
+        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
         for b in brokers {
             info!(cluster = %b.cluster_name, broker = %b.broker_name, id = b.broker_id, addr = %b.broker_addr, ?cause, "broker removed");
         }

@@ -13,6 +13,7 @@ use crate::model::{BrokerData, BrokerId, QueueData, RegisterBrokerBody, TopicQue
 use super::liveness::LiveTable;
 use super::ConnId;
 
+mod export;
 mod query;
 mod register;
 mod unregister;

@@ -1,0 +1,115 @@
+//! Warm restart: the tables as the registrations that would rebuild them, one per live broker. Replaying them
+//! (masters first) into empty tables gives the same routes, perms included, with each broker's last DataVersion,
+//! so the real broker's next registration is recognised as unchanged.
+
+use crate::model::{RegisterBrokerBody, TopicConfig};
+
+use super::{RegisterBroker, RouteTables};
+
+impl RouteTables {
+    /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
+    pub fn export(&self) -> Vec<RegisterBroker> {
+        let view = &self.view;
+        let mut out = Vec::with_capacity(self.live.len());
+        for (cluster, addr, live) in self.live.iter() {
+            let Some((bd, id)) = view.brokers.values().find_map(|bd| {
+                (bd.cluster == *cluster)
+                    .then(|| bd.broker_addrs.iter().find(|(_, a)| a.as_str() == &**addr))
+                    .flatten()
+                    .map(|(id, _)| (bd, *id))
+            }) else {
+                continue;
+            };
+            let name = &bd.broker_name;
+            let mut topic_configs = Vec::new();
+            let mut mapping_infos = Vec::new();
+            for topic in view.broker_topics.get(name).into_iter().flatten() {
+                if let Some(q) = view.topics.get(topic).and_then(|e| e.get(name)) {
+                    topic_configs.push(TopicConfig {
+                        topic_name: topic.to_string(),
+                        read_queue_nums: q.read_queue_nums,
+                        write_queue_nums: q.write_queue_nums,
+                        perm: q.perm,
+                        topic_sys_flag: q.topic_sys_flag,
+                    });
+                }
+                if let Some(info) = view.mappings.get(topic).and_then(|m| m.get(&**name)) {
+                    mapping_infos.push((topic.to_string(), (**info).clone()));
+                }
+            }
+            let filter_server_list = view.filter_servers.get(cluster).and_then(|m| m.get(addr)).map(|l| (**l).clone());
+            out.push(RegisterBroker {
+                cluster_name: cluster.to_string(),
+                broker_addr: addr.to_string(),
+                broker_name: name.to_string(),
+                broker_id: id,
+                ha_server_addr: live.ha_server_addr.clone(),
+                zone_name: bd.zone_name.clone(),
+                heartbeat_timeout_ms: Some(live.timeout_ms),
+                enable_acting_master: Some(bd.enable_acting_master),
+                body: RegisterBrokerBody {
+                    data_version: live.data_version,
+                    topic_configs,
+                    mapping_infos,
+                    filter_server_list: Some(filter_server_list.unwrap_or_default()),
+                },
+                conn: None,
+            });
+        }
+        out.sort_by(|a, b| {
+            (a.broker_id, &a.cluster_name, &a.broker_addr).cmp(&(b.broker_id, &b.cluster_name, &b.broker_addr))
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+    use crate::state::routes::{RegisterBroker, RouteSettings, RouteTables};
+
+    fn reg(name: &str, addr: &str, id: i64, topics: &[&str], counter: i64) -> RegisterBroker {
+        RegisterBroker {
+            cluster_name: "C".into(),
+            broker_addr: addr.into(),
+            broker_name: name.into(),
+            broker_id: id,
+            ha_server_addr: format!("{addr}-ha"),
+            zone_name: Some("z".into()),
+            heartbeat_timeout_ms: None,
+            enable_acting_master: Some(false),
+            body: RegisterBrokerBody {
+                data_version: DataVersion { counter, state_version: 0, timestamp: 1 },
+                topic_configs: topics.iter().map(|t| TopicConfig::with_defaults(*t)).collect(),
+                mapping_infos: vec![],
+                filter_server_list: Some(vec![]),
+            },
+            conn: None,
+        }
+    }
+
+    #[test]
+    fn replaying_the_export_rebuilds_the_same_routes() {
+        let s = RouteSettings::default();
+        let mut a = RouteTables::new();
+        a.register_broker(reg("b1", "h1:1", 1, &["T", "U"], 3), 0, s);
+        a.register_broker(reg("b1", "h0:1", 0, &["T", "U"], 4), 0, s);
+        a.register_broker(reg("b2", "h2:1", 0, &["T", "V"], 5), 0, s);
+        assert_eq!(a.wipe_write_perm("b2"), 2);
+        let exported = a.export();
+        assert_eq!(exported.len(), 3);
+        assert_eq!(exported[0].broker_id, 0, "masters first");
+        let mut b = RouteTables::new();
+        for r in exported {
+            assert!(b.register_broker(r, 10, s).is_some());
+        }
+        for t in ["T", "U", "V"] {
+            assert_eq!(a.view().route(t, false), b.view().route(t, false), "{t}");
+        }
+        assert_eq!(a.view().cluster_info(), b.view().cluster_info());
+        // The same DataVersion comes back: the real broker's next registration changes nothing.
+        let (changed, _) =
+            b.query_data_version("C", "h2:1", &DataVersion { counter: 5, state_version: 0, timestamp: 1 }, 11);
+        assert!(!changed);
+    }
+}
