@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 
 use namesrv::clock::ManualClock;
 use namesrv::config::Config;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use namesrv::model::TopicConfig;
 use namesrv::protocol::json::{self, Value};
-use namesrv::protocol::{body, RemotingCommand, RequestCode, ResponseCode};
+use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use namesrv::server::{self, ServerHandle};
 use support::client::Client;
+use support::registration::{self, new_cmd, T0};
 
-const T0: i64 = 1_700_000_000_000;
 
 struct Fixture {
     server: Option<ServerHandle>,
@@ -74,28 +74,12 @@ struct Broker<'a> {
 
 impl Broker<'_> {
     fn register_configs(&self, topics: Vec<TopicConfig>, counter: i64) -> RemotingCommand {
-        let body = RegisterBrokerBody {
-            data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
-            topic_configs: topics,
-            mapping_infos: vec![],
-            filter_server_list: Some(vec![]),
-        };
-        let bytes = body::encode_register_broker_body(&body, false, 513);
-        let mut cmd = new_cmd(RequestCode::REGISTER_BROKER)
-            .with_ext("brokerName", self.name)
-            .with_ext("brokerAddr", self.addr)
-            .with_ext("clusterName", self.cluster)
-            .with_ext("haServerAddr", self.addr.replace(":10911", ":10912"))
-            .with_ext("brokerId", self.id.to_string())
-            .with_ext("enableActingMaster", "false")
-            .with_ext("compressed", "false")
-            .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
-            .with_body(bytes);
-        if let Some(zone) = self.zone {
-            cmd = cmd.with_ext("__ZONE_NAME", zone);
+        let shared = registration::Broker { cluster: self.cluster, name: self.name, addr: self.addr, id: self.id };
+        let cmd = shared.register_configs(topics, counter, 513);
+        match self.zone {
+            Some(zone) => cmd.with_ext("__ZONE_NAME", zone),
+            None => cmd,
         }
-        cmd.version = 513;
-        cmd
     }
 
     /// Registers `topics` with perm 6, 4/4 queues, sys flag 0.
@@ -122,12 +106,6 @@ impl Broker<'_> {
 
 fn broker<'a>(cluster: &'a str, name: &'a str, addr: &'a str) -> Broker<'a> {
     Broker { cluster, name, addr, id: 0, zone: None }
-}
-
-/// A request with a fresh opaque (unique across the test binary).
-fn new_cmd(code: i32) -> RemotingCommand {
-    static NEXT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
-    RemotingCommand::request(code, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Sends `code` with the given ext fields.

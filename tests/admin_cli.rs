@@ -8,11 +8,12 @@ use std::net::SocketAddr;
 use std::process::Command;
 
 use namesrv::config::Config;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
-use namesrv::protocol::{body, RemotingCommand, RequestCode, ResponseCode};
+use namesrv::model::TopicConfig;
+use namesrv::protocol::ResponseCode;
 use namesrv::server::{self, ServerHandle};
 use serde_json::Value;
 use support::client::Client;
+use support::registration::Broker;
 
 /// Our server on an ephemeral port with its files in a temp dir; brokers registered through `register` stay
 /// registered while the fixture lives (closing a broker's connection unregisters it).
@@ -48,13 +49,6 @@ impl Fixture {
     }
 }
 
-struct Broker<'a> {
-    cluster: &'a str,
-    name: &'a str,
-    addr: &'a str,
-    id: i64,
-}
-
 /// (name, read queues, write queues, perm).
 type Topic<'a> = (&'a str, i32, i32, i32);
 
@@ -71,36 +65,19 @@ fn next_counter() -> i64 {
 
 /// Registers `broker` with `topics` over a new connection and returns it (keep it open).
 fn register(server: SocketAddr, broker: &Broker, topics: &[Topic]) -> Client {
-    let body = RegisterBrokerBody {
-        // A new DataVersion each time, so every registration counts as a topic-config change.
-        data_version: DataVersion { counter: next_counter(), state_version: 0, timestamp: 1_700_000_000_000 },
-        topic_configs: topics
-            .iter()
-            .map(|(t, r, w, p)| TopicConfig {
-                read_queue_nums: *r,
-                write_queue_nums: *w,
-                perm: *p,
-                ..TopicConfig::with_defaults(*t)
-            })
-            .collect(),
-        mapping_infos: vec![],
-        filter_server_list: Some(vec![]),
-    };
-    let bytes = body::encode_register_broker_body(&body, false, 513);
+    let configs = topics
+        .iter()
+        .map(|(t, r, w, p)| TopicConfig {
+            read_queue_nums: *r,
+            write_queue_nums: *w,
+            perm: *p,
+            ..TopicConfig::with_defaults(*t)
+        })
+        .collect();
     let mut client = Client::connect(server);
-    let cmd = client
-        .cmd(RequestCode::REGISTER_BROKER)
-        .with_ext("brokerName", broker.name)
-        .with_ext("brokerAddr", broker.addr)
-        .with_ext("clusterName", broker.cluster)
-        .with_ext("haServerAddr", broker.addr.replace(":10911", ":10912"))
-        .with_ext("brokerId", broker.id.to_string())
-        .with_ext("enableActingMaster", "false")
-        .with_ext("compressed", "false")
-        .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
-        .with_body(bytes);
-    let r: RemotingCommand = client.request(cmd);
-    assert_eq!(r.code, ResponseCode::SUCCESS, "register {} at {server}: {r:?}", broker.addr);
+    // A new DataVersion each time, so every registration counts as a topic-config change.
+    let r = client.request(broker.register_configs(configs, next_counter(), 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "register {}: {r:?}", broker.name);
     client
 }
 

@@ -21,13 +21,20 @@ pub struct Broker<'a> {
 }
 
 impl Broker<'_> {
+    /// REGISTER_BROKER of `topics` with 4/4 queues, perm 6, sys flag 0.
     pub fn register(&self, topics: &[&str], counter: i64, version: i32) -> RemotingCommand {
+        let configs = topics
+            .iter()
+            .map(|t| TopicConfig { read_queue_nums: 4, write_queue_nums: 4, ..TopicConfig::with_defaults(*t) })
+            .collect();
+        self.register_configs(configs, counter, version)
+    }
+
+    /// REGISTER_BROKER of these topic configs, as a 5.x broker of `version` sends it (JSON body, right CRC).
+    pub fn register_configs(&self, topic_configs: Vec<TopicConfig>, counter: i64, version: i32) -> RemotingCommand {
         let body = RegisterBrokerBody {
             data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
-            topic_configs: topics
-                .iter()
-                .map(|t| TopicConfig { read_queue_nums: 4, write_queue_nums: 4, ..TopicConfig::with_defaults(*t) })
-                .collect(),
+            topic_configs,
             mapping_infos: vec![],
             filter_server_list: Some(vec![]),
         };
