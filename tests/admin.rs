@@ -18,7 +18,6 @@ use namesrv::server::{self, ServerHandle};
 use support::client::Client;
 use support::registration::{self, new_cmd, T0};
 
-
 struct Fixture {
     server: Option<ServerHandle>,
     dir: tempfile::TempDir,
