@@ -20,7 +20,7 @@ fn route_request(st: SerializeType) -> RemotingCommand {
 
 /// A route-sized response: the body a topic hosted by 8 broker groups gets.
 fn route_response(st: SerializeType) -> RemotingCommand {
-    let tables = common::tables_shared(1, 8);
+    let tables = common::tables_shared(2, 8);
     let route = tables.view().route(&common::topic_name(0), false).expect("route");
     let mut out = Vec::new();
     body::encode_topic_route(&route, Dialect::Standard, &mut out);

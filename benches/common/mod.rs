@@ -59,7 +59,8 @@ pub fn tables_with(n: usize) -> RouteTables {
     t
 }
 
-/// Tables where each of `brokers` masters (one cluster) hosts the same `n` topics: routes with `brokers` groups.
+/// Tables where each of `brokers` masters (one cluster) hosts the same `n` (≥ 2: a new broker's one-topic
+/// registration is refused) topics: routes with `brokers` groups.
 pub fn tables_shared(n: usize, brokers: usize) -> RouteTables {
     let mut t = RouteTables::new();
     for b in 0..brokers {
