@@ -71,7 +71,8 @@ fn under_publishing(c: &mut Criterion) {
                 let mut counter = 2;
                 while !stop.load(Ordering::Relaxed) {
                     let perm = if counter % 2 == 0 { 4 } else { 6 };
-                    let req = common::registration("c0", "broker-0", common::topic_configs(names.clone(), perm), counter);
+                    let req =
+                        common::registration("c0", "broker-0", common::topic_configs(names.clone(), perm), counter);
                     tables.register_broker(req, counter, common::settings()).expect("registered");
                     cell.store(Arc::new(tables.view()));
                     publishes.fetch_add(1, Ordering::Relaxed);

@@ -95,11 +95,8 @@ pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
             let per = |c: Duration, r: &Row| c.as_secs_f64() / (r.stats.ok + r.stats.not_found).max(1) as f64;
             let _ = writeln!(s, "- CPU per request Java / ours: **{}**", ratio(per(b, j), per(a, o)));
         }
-        let _ = writeln!(
-            s,
-            "- start-to-ready Java / ours: **{}**",
-            ratio(j.ready.as_secs_f64(), o.ready.as_secs_f64())
-        );
+        let _ =
+            writeln!(s, "- start-to-ready Java / ours: **{}**", ratio(j.ready.as_secs_f64(), o.ready.as_secs_f64()));
     }
     if let (Some(o), Some(c)) = (get(Kind::Ours), get(Kind::Ceiling)) {
         let _ = writeln!(s, "- QPS ours / ceiling: **{}**", ratio(o.stats.qps(), c.stats.qps()));

@@ -31,7 +31,13 @@ fn running(t: &Target) -> Result<Running, String> {
         Some(addr) => Ok(Running { server: None, addr }),
         None => {
             let s = Server::start(t.server, &launch(t))?;
-            println!("started {} (pid {}) on {}: ready after {} ms", s.kind, s.pid(), s.addr, s.start_to_ready.as_millis());
+            println!(
+                "started {} (pid {}) on {}: ready after {} ms",
+                s.kind,
+                s.pid(),
+                s.addr,
+                s.start_to_ready.as_millis()
+            );
             Ok(Running { addr: s.addr, server: Some(s) })
         }
     }
@@ -166,7 +172,11 @@ pub struct StormArgs {
 pub fn storm(a: &StormArgs) -> Result<(), String> {
     let r = running(&a.target)?;
     let per = a.brokers_per_cluster.max(1);
-    let topo = Topology { clusters: a.brokers.div_ceil(per), brokers_per_cluster: per, topics_per_cluster: a.topics_per_broker };
+    let topo = Topology {
+        clusters: a.brokers.div_ceil(per),
+        brokers_per_cluster: per,
+        topics_per_cluster: a.topics_per_broker,
+    };
     let plan = topology::planned(topo);
     let s = Spec {
         addr: r.addr,
@@ -242,9 +252,7 @@ pub fn memory(a: &MemoryArgs) -> Result<(), String> {
         );
         rows.push((k, base, at_small));
     }
-    if let (Some(o), Some(j)) =
-        (rows.iter().find(|r| r.0 == Kind::Ours), rows.iter().find(|r| r.0 == Kind::Java))
-    {
+    if let (Some(o), Some(j)) = (rows.iter().find(|r| r.0 == Kind::Ours), rows.iter().find(|r| r.0 == Kind::Java)) {
         println!("RSS Java / ours at {} entries: {:.2}", per_cluster, j.2 / o.2);
     }
     Ok(())
@@ -268,10 +276,15 @@ pub fn startup(a: &StartupArgs) -> Result<(), String> {
         }
         times.sort();
         let med = times[times.len() / 2];
-        println!("{k}: start-to-ready {:?} ms (median {} ms)", times.iter().map(|t| t.as_millis()).collect::<Vec<_>>(), med.as_millis());
+        println!(
+            "{k}: start-to-ready {:?} ms (median {} ms)",
+            times.iter().map(|t| t.as_millis()).collect::<Vec<_>>(),
+            med.as_millis()
+        );
         medians.push((k, med));
     }
-    if let (Some(o), Some(j)) = (medians.iter().find(|m| m.0 == Kind::Ours), medians.iter().find(|m| m.0 == Kind::Java)) {
+    if let (Some(o), Some(j)) = (medians.iter().find(|m| m.0 == Kind::Ours), medians.iter().find(|m| m.0 == Kind::Java))
+    {
         println!("start-to-ready Java / ours: {:.1}", j.1.as_secs_f64() / o.1.as_secs_f64());
     }
     Ok(())
@@ -332,7 +345,11 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
 fn settings_text(a: &CompareArgs, load_before: &str) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let commit = std::process::Command::new("git")

@@ -86,7 +86,8 @@ pub struct Server {
 
 impl Server {
     pub fn start(kind: Kind, launch: &Launch) -> Result<Server, String> {
-        let dir = tempfile::Builder::new().prefix(&format!("namesrv-perf-{kind}-")).tempdir().map_err(|e| e.to_string())?;
+        let dir =
+            tempfile::Builder::new().prefix(&format!("namesrv-perf-{kind}-")).tempdir().map_err(|e| e.to_string())?;
         let port = free_port()?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut cmd = match kind {
@@ -237,7 +238,9 @@ fn spawn_watchdog(pid: u32) -> Option<Child> {
     let me = std::process::id();
     Command::new("sh")
         .arg("-c")
-        .arg(format!("while kill -0 {me} 2>/dev/null && kill -0 {pid} 2>/dev/null; do sleep 1; done; kill -9 {pid} 2>/dev/null"))
+        .arg(format!(
+            "while kill -0 {me} 2>/dev/null && kill -0 {pid} 2>/dev/null; do sleep 1; done; kill -9 {pid} 2>/dev/null"
+        ))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

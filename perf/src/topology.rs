@@ -94,14 +94,16 @@ impl Installed {
     /// Simulated brokers that re-register the installed brokers alternately with two bodies of different
     /// DataVersion, the second with `changed` topics read-only: each registration changes `changed` topics.
     pub fn churn(&self, changed: usize, interval: Duration) -> BrokerLoad {
-        let bodies: Vec<Arc<Vec<Bytes>>> = self
-            .topics
-            .iter()
-            .map(|t| Arc::new(vec![register_body(t, 2, changed), register_body(t, 3, 0)]))
-            .collect();
+        let bodies: Vec<Arc<Vec<Bytes>>> =
+            self.topics.iter().map(|t| Arc::new(vec![register_body(t, 2, changed), register_body(t, 3, 0)])).collect();
         let per = self.brokers.len() / self.topics.len().max(1);
         BrokerLoad {
-            brokers: self.brokers.iter().enumerate().map(|(i, b)| (b.clone(), bodies[i / per.max(1)].clone())).collect(),
+            brokers: self
+                .brokers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (b.clone(), bodies[i / per.max(1)].clone()))
+                .collect(),
             interval,
         }
     }
@@ -119,7 +121,11 @@ pub fn install(addr: SocketAddr, topo: Topology) -> Result<Installed, String> {
 }
 
 /// Registers the brokers of the given clusters of `topo` only.
-pub fn install_clusters(addr: SocketAddr, topo: Topology, clusters: std::ops::Range<usize>) -> Result<Installed, String> {
+pub fn install_clusters(
+    addr: SocketAddr,
+    topo: Topology,
+    clusters: std::ops::Range<usize>,
+) -> Result<Installed, String> {
     let mut conn = BlockingConn::connect(addr, Duration::from_secs(5)).map_err(|e| format!("connect {addr}: {e}"))?;
     let brokers = brokers(topo.clusters, topo.brokers_per_cluster);
     let mut topics = Vec::new();

@@ -50,7 +50,10 @@ pub fn register_body(topics: &[String], counter: i64, read_only: usize) -> Bytes
         topic_configs: topics
             .iter()
             .enumerate()
-            .map(|(i, t)| TopicConfig { perm: if i < read_only { 4 } else { 6 }, ..TopicConfig::with_defaults(t.as_str()) })
+            .map(|(i, t)| TopicConfig {
+                perm: if i < read_only { 4 } else { 6 },
+                ..TopicConfig::with_defaults(t.as_str())
+            })
             .collect(),
         mapping_infos: Vec::new(),
         filter_server_list: Some(Vec::new()),
