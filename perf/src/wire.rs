@@ -83,7 +83,7 @@ pub fn peek_frame(buf: &[u8]) -> Result<Option<FrameInfo>, String> {
         return Ok(None);
     }
     let length = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-    if length < 4 || length > 64 << 20 {
+    if !(4..=64 << 20).contains(&length) {
         return Err(format!("bad frame length {length}"));
     }
     if buf.len() < length + 4 {
