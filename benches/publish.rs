@@ -27,6 +27,10 @@ fn publish_k_of_n(c: &mut Criterion) {
         let mut tables = common::tables_with(n);
         for k in [1, 10, 100] {
             let pair = flip_pair(k);
+            // A new broker's one-topic registration is refused (§5.3 step 7): introduce "hot" with two topics first.
+            let intro =
+                common::registration("hot-cluster", "hot", common::topic_configs((0..2).map(common::topic_name), 6), 9);
+            tables.register_broker(intro, 0, common::settings()).expect("registered");
             tables.register_broker(pair[1].clone(), 0, common::settings()).expect("registered");
             let cell = ArcSwap::from_pointee(tables.view());
             let before = tables.generation();
