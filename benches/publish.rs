@@ -31,7 +31,7 @@ fn publish_k_of_n(c: &mut Criterion) {
             let intro =
                 common::registration("hot-cluster", "hot", common::topic_configs((0..2).map(common::topic_name), 6), 9);
             tables.register_broker(intro, 0, common::settings()).expect("registered");
-            tables.register_broker(pair[1].clone(), 0, common::settings()).expect("registered");
+            tables.register_broker(pair[0].clone(), 0, common::settings()).expect("registered");
             let cell = ArcSwap::from_pointee(tables.view());
             let before = tables.generation();
             let mut i = 0;
@@ -41,8 +41,12 @@ fn publish_k_of_n(c: &mut Criterion) {
                     apply_and_publish(&mut tables, pair[i % 2].clone(), &cell);
                 })
             });
-            // Every iteration really changed k topics.
-            assert!(tables.generation() - before >= (i as u64) * k as u64, "k={k} n={n}: fewer changes than expected");
+            // Every iteration really changed k topics (the first one may find one topic already flipped by the
+            // previous k).
+            assert!(
+                tables.generation() - before >= (i as u64 - 1) * k as u64,
+                "k={k} n={n}: fewer changes than expected"
+            );
         }
     }
     g.finish();
