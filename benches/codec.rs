@@ -1,0 +1,83 @@
+//! Frame codec: decode and encode of a GET_ROUTEINFO_BY_TOPIC request and its route-sized response, with JSON and
+//! ROCKETMQ headers; and REGISTER_BROKER body decoding (10k topics, JSON and zlib).
+
+mod common;
+
+use bytes::{Bytes, BytesMut};
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use namesrv::model::RegisterBrokerBody;
+use namesrv::protocol::body;
+use namesrv::protocol::json::Dialect;
+use namesrv::protocol::{frame, RemotingCommand, RequestCode, ResponseCode, SerializeType, DEFAULT_MAX_FRAME};
+
+fn route_request(st: SerializeType) -> RemotingCommand {
+    let mut cmd = RemotingCommand::request(RequestCode::GET_ROUTEINFO_BY_TOPIC, 123_456)
+        .with_ext("topic", common::topic_name(42))
+        .with_ext("acceptStandardJsonOnly", "true");
+    cmd.serialize_type = st;
+    cmd
+}
+
+/// A route-sized response: the body a topic hosted by 8 broker groups gets.
+fn route_response(st: SerializeType) -> RemotingCommand {
+    let tables = common::tables_shared(2, 8);
+    let route = tables.view().route(&common::topic_name(0), false).expect("route");
+    let mut out = Vec::new();
+    body::encode_topic_route(&route, Dialect::Standard, &mut out);
+    RemotingCommand::response_to(&route_request(st), ResponseCode::SUCCESS, None).with_body(out)
+}
+
+fn frames(c: &mut Criterion) {
+    for (name, st) in [("json", SerializeType::Json), ("rocketmq", SerializeType::RocketMq)] {
+        let mut g = c.benchmark_group(format!("frame/{name}"));
+        let req = route_request(st);
+        let mut wire = BytesMut::new();
+        frame::encode(&req, &mut wire);
+        let wire = wire.freeze();
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("decode_request", |b| {
+            b.iter_batched_ref(
+                || BytesMut::from(&wire[..]),
+                |buf| black_box(frame::decode(buf, DEFAULT_MAX_FRAME).expect("ok").expect("whole")),
+                BatchSize::SmallInput,
+            )
+        });
+        let mut out = BytesMut::with_capacity(64 * 1024);
+        g.bench_function("encode_request", |b| {
+            b.iter(|| {
+                out.clear();
+                frame::encode(black_box(&req), &mut out);
+                black_box(out.len())
+            })
+        });
+        let resp = route_response(st);
+        g.bench_function(format!("encode_route_response_{}B", resp.body.len()), |b| {
+            b.iter(|| {
+                out.clear();
+                frame::encode(black_box(&resp), &mut out);
+                black_box(out.len())
+            })
+        });
+        g.finish();
+    }
+}
+
+fn register_bodies(c: &mut Criterion) {
+    let body = RegisterBrokerBody {
+        topic_configs: common::topic_configs((0..10_000).map(common::topic_name), 6),
+        ..Default::default()
+    };
+    let mut g = c.benchmark_group("register_body_10k");
+    g.sample_size(10);
+    for (name, compressed) in [("json", false), ("zlib", true)] {
+        let bytes = Bytes::from(body::encode_register_broker_body(&body, compressed, 513));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function(format!("decode_{name}"), |b| {
+            b.iter(|| black_box(body::decode_register_broker_body(&bytes, compressed, 513, 64 << 20).expect("ok")))
+        });
+    }
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = frames, register_bodies }
+criterion_main!(benches);

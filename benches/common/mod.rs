@@ -1,0 +1,71 @@
+//! Shared fixtures for the criterion benches: registrations and pre-filled route tables.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use criterion::Criterion;
+use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use namesrv::state::routes::{RegisterBroker, RouteSettings};
+use namesrv::state::RouteTables;
+
+/// Short runs: `cargo bench` over every target should finish in a few minutes on a busy two-core machine.
+pub fn quick() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+        .configure_from_args()
+}
+
+pub fn topic_name(i: usize) -> String {
+    format!("perf-topic-{i:06}")
+}
+
+pub fn topic_configs(names: impl IntoIterator<Item = String>, perm: i32) -> Vec<TopicConfig> {
+    names.into_iter().map(|n| TopicConfig { perm, ..TopicConfig::with_defaults(n) }).collect()
+}
+
+/// A 5.x master's REGISTER_BROKER for `topics` at DataVersion `counter`.
+pub fn registration(cluster: &str, broker: &str, topics: Vec<TopicConfig>, counter: i64) -> RegisterBroker {
+    RegisterBroker {
+        cluster_name: cluster.into(),
+        broker_addr: format!("10.0.0.1:{}", 10000 + broker.len() * 7 + broker.bytes().map(usize::from).sum::<usize>()),
+        broker_name: broker.into(),
+        broker_id: 0,
+        ha_server_addr: "10.0.0.1:10912".into(),
+        zone_name: None,
+        heartbeat_timeout_ms: None,
+        enable_acting_master: Some(false),
+        body: RegisterBrokerBody {
+            data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 + counter },
+            topic_configs: topics,
+            mapping_infos: Vec::new(),
+            filter_server_list: None,
+        },
+        conn: None,
+    }
+}
+
+pub fn settings() -> RouteSettings {
+    RouteSettings::default()
+}
+
+/// Tables holding `n` topics, registered by one "bulk" master.
+pub fn tables_with(n: usize) -> RouteTables {
+    let mut t = RouteTables::new();
+    let req = registration("bulk-cluster", "bulk-broker", topic_configs((0..n).map(topic_name), 6), 1);
+    t.register_broker(req, 0, settings()).expect("registered");
+    assert_eq!(t.view().topic_count(), n);
+    t
+}
+
+/// Tables where each of `brokers` masters (one cluster) hosts the same `n` (≥ 2: a new broker's one-topic
+/// registration is refused) topics: routes with `brokers` groups.
+pub fn tables_shared(n: usize, brokers: usize) -> RouteTables {
+    let mut t = RouteTables::new();
+    for b in 0..brokers {
+        let req = registration("c0", &format!("broker-{b}"), topic_configs((0..n).map(topic_name), 6), 1);
+        t.register_broker(req, 0, settings()).expect("registered");
+    }
+    t
+}

@@ -1,0 +1,114 @@
+//! Invariant 7: publishing costs O(what changed). A registration that changes k topics (k = 1, 10, 100), then the
+//! view and the `ArcSwap::store` the writer does, with 1k / 10k / 100k topics in the table: time must grow with k,
+//! not with the table. And a 10k-topic re-registration with an unchanged and with a changed DataVersion.
+
+mod common;
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use namesrv::state::routes::RegisterBroker;
+use namesrv::state::RouteTables;
+
+/// Two registrations of the "hot" master that differ in DataVersion and in the perm of all their k topics, so
+/// applying them alternately changes exactly k topics each time.
+fn flip_pair(k: usize) -> [RegisterBroker; 2] {
+    let names = || (0..k).map(common::topic_name);
+    [
+        common::registration("hot-cluster", "hot", common::topic_configs(names(), 6), 10),
+        common::registration("hot-cluster", "hot", common::topic_configs(names(), 4), 11),
+    ]
+}
+
+fn publish_k_of_n(c: &mut Criterion) {
+    let mut g = c.benchmark_group("publish_changed_k");
+    for n in [1_000, 10_000, 100_000] {
+        let mut tables = common::tables_with(n);
+        for k in [1, 10, 100] {
+            let pair = flip_pair(k);
+            // A new broker's one-topic registration is refused (§5.3 step 7): introduce "hot" with two topics first.
+            let intro =
+                common::registration("hot-cluster", "hot", common::topic_configs((0..2).map(common::topic_name), 6), 9);
+            tables.register_broker(intro, 0, common::settings()).expect("registered");
+            tables.register_broker(pair[0].clone(), 0, common::settings()).expect("registered");
+            let cell = ArcSwap::from_pointee(tables.view());
+            let before = tables.generation();
+            let mut i = 0;
+            g.bench_with_input(BenchmarkId::new(format!("k={k}"), format!("n={n}")), &k, |b, _| {
+                b.iter(|| {
+                    i += 1;
+                    apply_and_publish(&mut tables, pair[i % 2].clone(), &cell);
+                })
+            });
+            // Every iteration really changed k topics (the first one may find one topic already flipped by the
+            // previous k).
+            assert!(
+                tables.generation() - before >= (i as u64 - 1) * k as u64,
+                "k={k} n={n}: fewer changes than expected"
+            );
+        }
+    }
+    g.finish();
+}
+
+/// What the writer does per registration in a batch of one: apply, take the view, store it.
+fn apply_and_publish(tables: &mut RouteTables, req: RegisterBroker, cell: &ArcSwap<namesrv::state::RouteView>) {
+    let generation = tables.generation();
+    black_box(tables.register_broker(req, 0, common::settings()));
+    if tables.generation() != generation {
+        cell.store(Arc::new(tables.view()));
+    }
+}
+
+fn reregister_10k(c: &mut Criterion) {
+    const N: usize = 10_000;
+    let mut g = c.benchmark_group("reregister_10k");
+    g.sample_size(20);
+    let topics = || common::topic_configs((0..N).map(common::topic_name), 6);
+    let base = common::registration("c0", "broker-0", topics(), 1);
+    let mut tables = RouteTables::new();
+    tables.register_broker(base.clone(), 0, common::settings()).expect("registered");
+    let cell = ArcSwap::from_pointee(tables.view());
+
+    // The request clone is setup (the writer clones it too, see the README); dropping it is in the measurement.
+    let gen = tables.generation();
+    g.bench_function("unchanged_data_version", |b| {
+        b.iter_batched(|| base.clone(), |req| apply_and_publish(&mut tables, req, &cell), BatchSize::LargeInput)
+    });
+    assert_eq!(tables.generation(), gen, "an unchanged re-registration must not change the view");
+
+    let mut counter = 1;
+    g.bench_function("changed_data_version_same_topics", |b| {
+        b.iter_batched(
+            || {
+                counter += 1;
+                let mut r = base.clone();
+                r.body.data_version.counter = counter;
+                r
+            },
+            |req| apply_and_publish(&mut tables, req, &cell),
+            BatchSize::LargeInput,
+        )
+    });
+    assert_eq!(tables.generation(), gen, "same topic configs: nothing visible changes");
+
+    let flipped = common::registration("c0", "broker-0", common::topic_configs((0..N).map(common::topic_name), 4), 0);
+    g.bench_function("changed_data_version_all_topics_changed", |b| {
+        b.iter_batched(
+            || {
+                counter += 1;
+                let mut r = if counter % 2 == 0 { flipped.clone() } else { base.clone() };
+                r.body.data_version.counter = counter;
+                r
+            },
+            |req| apply_and_publish(&mut tables, req, &cell),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("clone_request_only", |b| b.iter(|| black_box(base.clone())));
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k }
+criterion_main!(benches);

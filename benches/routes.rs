@@ -1,0 +1,91 @@
+//! GET_ROUTEINFO_BY_TOPIC's work without the socket: one snapshot load, the route build and the body encode, in both
+//! JSON dialects; idle, and while a writer thread publishes a new view continuously.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use namesrv::protocol::body;
+use namesrv::protocol::json::Dialect;
+use namesrv::state::RouteView;
+
+/// 10k topics, each hosted by the 8 masters of one cluster (a route with 8 groups, ~1.3 KB).
+const TOPICS: usize = 10_000;
+const BROKERS: usize = 8;
+/// Topics a churning registration changes each time.
+const CHURN_TOPICS: usize = 100;
+
+fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
+    let mut g = c.benchmark_group(g_name);
+    g.throughput(Throughput::Elements(1));
+    let topics: Vec<String> = (0..TOPICS).step_by(97).map(common::topic_name).collect();
+    let mut i = 0usize;
+    let mut next = move || {
+        i = (i + 1) % topics.len();
+        topics[i].clone()
+    };
+    g.bench_function("route", |b| {
+        b.iter(|| {
+            let t = next();
+            let view = cell.load();
+            black_box(view.route(&t, false).expect("route"))
+        })
+    });
+    let mut out = Vec::with_capacity(4096);
+    for (d_name, dialect) in [("default", Dialect::Default), ("standard", Dialect::Standard)] {
+        g.bench_function(format!("route_encode_{d_name}"), |b| {
+            b.iter(|| {
+                let t = next();
+                let view = cell.load();
+                let route = view.route(&t, false).expect("route");
+                out.clear();
+                body::encode_topic_route(&route, dialect, &mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+}
+
+fn idle(c: &mut Criterion) {
+    let tables = common::tables_shared(TOPICS, BROKERS);
+    let cell = ArcSwap::from_pointee(tables.view());
+    lookups(c, "lookup_idle", &cell);
+}
+
+fn under_publishing(c: &mut Criterion) {
+    let mut tables = common::tables_shared(TOPICS, BROKERS);
+    let cell = Arc::new(ArcSwap::from_pointee(tables.view()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let publishes = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (cell, stop, publishes) = (cell.clone(), stop.clone(), publishes.clone());
+        std::thread::Builder::new()
+            .name("bench-writer".into())
+            .spawn(move || {
+                // broker-0 flips the perm of CHURN_TOPICS topics with a new DataVersion each time.
+                let names: Vec<String> = (0..CHURN_TOPICS).map(|i| common::topic_name(i * 37 % TOPICS)).collect();
+                let mut counter = 2;
+                while !stop.load(Ordering::Relaxed) {
+                    let perm = if counter % 2 == 0 { 4 } else { 6 };
+                    let req =
+                        common::registration("c0", "broker-0", common::topic_configs(names.clone(), perm), counter);
+                    tables.register_broker(req, counter, common::settings()).expect("registered");
+                    cell.store(Arc::new(tables.view()));
+                    publishes.fetch_add(1, Ordering::Relaxed);
+                    counter += 1;
+                }
+            })
+            .expect("spawn writer")
+    };
+    lookups(c, "lookup_while_publishing", &cell);
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("writer");
+    eprintln!("writer thread published {} views during lookup_while_publishing", publishes.load(Ordering::Relaxed));
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = idle, under_publishing }
+criterion_main!(benches);
