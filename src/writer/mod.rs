@@ -25,7 +25,7 @@ use crate::persist;
 use crate::protocol::RemotingCommand;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{Completion, ConnEvent, WriteCommand, WriteOp};
+use command::{Completion, ConnEvent, Origin, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
@@ -205,10 +205,10 @@ impl Writer {
         let mut dirty = Dirty::default();
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
-        let mut pending: Vec<(WriteCommand, Reply)> = Vec::with_capacity(batch.len());
-        for cmd in batch.drain(..) {
-            let reply = self.apply(&cmd.origin.request, &cmd.op, &mut dirty);
-            pending.push((cmd, reply));
+        let mut pending: Vec<(Origin, Reply)> = Vec::with_capacity(batch.len());
+        for WriteCommand { origin, op } in batch.drain(..) {
+            let reply = self.apply(&origin.request, op, &mut dirty);
+            pending.push((origin, reply));
         }
         for ev in events.drain(..) {
             let ConnEvent::Closed(conn) = ev;
@@ -240,8 +240,8 @@ impl Writer {
         }
         self.publish(&dirty);
         let snap = self.cell.load_full();
-        for (cmd, reply) in pending {
-            let req = &cmd.origin.request;
+        for (origin, reply) in pending {
+            let req = &origin.request;
             if req.is_oneway() {
                 continue;
             }
@@ -253,13 +253,14 @@ impl Writer {
                     Err(e) => handlers::system_error(req, e.clone()),
                 },
             };
-            let (conn, code, received) = (cmd.origin.conn, req.code, cmd.origin.received);
+            let (conn, code, received) = (origin.conn, req.code, origin.received);
             self.push(conn.reactor, Completion::Reply { conn, response, code, received });
         }
         self.flush();
     }
 
-    fn apply(&mut self, req: &RemotingCommand, op: &WriteOp, dirty: &mut Dirty) -> Reply {
+    /// Takes the op by value: a registration's body (thousands of topics) moves into the tables, never copied.
+    fn apply(&mut self, req: &RemotingCommand, op: WriteOp, dirty: &mut Dirty) -> Reply {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
@@ -267,64 +268,64 @@ impl Writer {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
-                let outcome = self.tables.register_broker((**req).clone(), now, s);
+                let outcome = self.tables.register_broker(*req, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
                 Reply::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
-                let notices = self.tables.unregister_brokers(std::slice::from_ref(u), s);
-                self.log_evictions(std::slice::from_ref(u), EvictionCause::Unregistered);
+                let notices = self.tables.unregister_brokers(std::slice::from_ref(&u), s);
+                self.log_evictions(std::slice::from_ref(&u), EvictionCause::Unregistered);
                 self.send_notices(notices);
                 Reply::Ready(handlers::success(req))
             }
             WriteOp::BrokerHeartbeat { cluster, addr } => {
-                self.tables.heartbeat(cluster, addr, now);
+                self.tables.heartbeat(&cluster, &addr, now);
                 Reply::Ready(handlers::success(req))
             }
             WriteOp::QueryDataVersion { cluster, addr, data_version } => {
                 let (changed, stored) = match data_version {
-                    Some(dv) => self.tables.query_data_version(cluster, addr, dv, now),
+                    Some(dv) => self.tables.query_data_version(&cluster, &addr, &dv, now),
                     // Without a DataVersion Java reports "changed" (nothing equals null), and still refreshes.
-                    None => (true, self.tables.query_data_version(cluster, addr, &Default::default(), now).1),
+                    None => (true, self.tables.query_data_version(&cluster, &addr, &Default::default(), now).1),
                 };
                 Reply::Ready(broker::query_data_version_reply(req, changed, stored))
             }
             WriteOp::WipeWritePerm { broker_name } => {
-                let n = self.tables.wipe_write_perm(broker_name);
+                let n = self.tables.wipe_write_perm(&broker_name);
                 Reply::Ready(topic::perm_reply(req, n))
             }
             WriteOp::AddWritePerm { broker_name } => {
-                let n = self.tables.add_write_perm(broker_name);
+                let n = self.tables.add_write_perm(&broker_name);
                 Reply::Ready(topic::perm_reply(req, n))
             }
             WriteOp::DeleteTopic { topic, cluster } => {
-                self.tables.delete_topic(topic, cluster.as_deref());
+                self.tables.delete_topic(&topic, cluster.as_deref());
                 Reply::Ready(handlers::success(req))
             }
             WriteOp::RegisterTopic { topic, queue_datas } => {
-                self.tables.register_topic(topic, queue_datas.clone());
+                self.tables.register_topic(&topic, queue_datas);
                 Reply::Ready(handlers::success(req))
             }
             WriteOp::PutKv { namespace, key, value } => {
-                self.kv.put(namespace, key, value.as_deref());
+                self.kv.put(&namespace, &key, value.as_deref());
                 dirty.kv = true;
                 Reply::Durable(handlers::success(req))
             }
             WriteOp::DeleteKv { namespace, key } => {
-                self.kv.delete(namespace, key);
+                self.kv.delete(&namespace, &key);
                 dirty.kv = true;
                 Reply::Durable(handlers::success(req))
             }
             WriteOp::UpdateConfig { pairs } => {
                 let mut next = (*self.config).clone();
                 for (k, v) in pairs {
-                    match next.set(k, v) {
+                    match next.set(&k, &v) {
                         Ok(_) => {}
                         // Java merges only keys it already knows; the extra keys of the -c file count as known.
-                        Err(_) if next.extra.contains_key(k) => {
-                            next.extra.insert(k.clone(), v.trim().to_string());
+                        Err(_) if next.extra.contains_key(&k) => {
+                            next.extra.insert(k, v.trim().to_string());
                         }
                         Err(_) => debug!(key = %k, "UPDATE_NAMESRV_CONFIG ignores unknown key"),
                     }
