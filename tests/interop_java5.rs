@@ -1,0 +1,13 @@
+//! Interop with real Apache RocketMQ 5.5.0 software (broker, mqadmin, Java client), with our `mqnamesrv` as the
+//! name server. Needs Java 17+ and Maven (the peers are fetched by `tests/peers/fetch.sh`); see `docs/interop.md`.
+
+mod support;
+
+use support::interop::{core_flow, serial, JavaPeers};
+use support::java::JAVA_5X;
+
+#[test]
+fn java5_broker_mqadmin_producer_consumer() {
+    let _serial = serial();
+    core_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
+}

@@ -1,0 +1,1 @@
+//! The Go client peer (`tests/peers/go`, built on `github.com/apache/rocketmq-client-go/v2`).
