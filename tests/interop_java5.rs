@@ -3,11 +3,17 @@
 
 mod support;
 
-use support::interop::{core_flow, serial, JavaPeers};
+use support::interop::{admin_flow, core_flow, serial, JavaPeers};
 use support::java::JAVA_5X;
 
 #[test]
 fn java5_broker_mqadmin_producer_consumer() {
     let _serial = serial();
     core_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
+}
+
+#[test]
+fn java5_mqadmin_namesrv_admin_commands() {
+    let _serial = serial();
+    admin_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
 }

@@ -48,12 +48,18 @@ pub struct Broker {
     dir: TempDir,
     proc: Option<Managed>,
     starts: u32,
+    extra: Vec<(String, String)>,
 }
 
 impl Broker {
     /// Starts a master broker `name` in `cluster`, registering with `namesrv` (`host:port`, several separated by
     /// `;`) every 10 s (the minimum the broker accepts). Waits until it has booted.
     pub fn start(version: &str, cluster: &str, name: &str, namesrv: &str) -> Broker {
+        Self::start_with(version, cluster, name, namesrv, &[])
+    }
+
+    /// Like `start`, with extra `broker.conf` properties (they override the defaults above).
+    pub fn start_with(version: &str, cluster: &str, name: &str, namesrv: &str, extra: &[(&str, &str)]) -> Broker {
         let lib = super::java::fetch(version, &["broker"]);
         let dir = tempfile::Builder::new().prefix("interop-broker-").tempdir().expect("temp dir");
         prepare_rocketmq_home(dir.path());
@@ -67,6 +73,7 @@ impl Broker {
             dir,
             proc: None,
             starts: 0,
+            extra: extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         b.start_again();
         b
@@ -117,7 +124,7 @@ impl Broker {
         self.starts += 1;
         let store = self.dir.path().join("store");
         let conf = self.dir.path().join("conf/broker.conf");
-        let props: Vec<(String, String)> = [
+        let mut props: Vec<(String, String)> = [
             ("brokerClusterName", self.cluster.clone()),
             ("brokerName", self.name.clone()),
             ("brokerId", "0".into()),
@@ -142,6 +149,10 @@ impl Broker {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        for (k, v) in &self.extra {
+            props.retain(|(pk, _)| pk != k);
+            props.push((k.clone(), v.clone()));
+        }
         super::write_properties(&conf, &props);
 
         let mut cmd = Command::new("java");

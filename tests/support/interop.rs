@@ -135,3 +135,143 @@ pub fn core_flow(peers: JavaPeers, tag: &str) {
     assert!(!info.contains(&baddr), "cluster info still lists {baddr} after the kill: {info}");
     step(t0, &format!("broker killed; route gone within {took:?}; scenario done"));
 }
+
+/// GET_KV_CONFIG (101) from `ns` over the raw protocol: `Some(value)` on SUCCESS, `None` on QUERY_NOT_FOUND.
+pub fn kv_get(ns: std::net::SocketAddr, namespace: &str, key: &str) -> Option<String> {
+    let mut c = super::client::Client::connect(ns);
+    let cmd = c.cmd(101).with_ext("namespace", namespace).with_ext("key", key);
+    let r = c.request(cmd);
+    match r.code {
+        0 => Some(r.ext("value").unwrap_or_default().to_string()),
+        22 => None,
+        other => panic!("GET_KV_CONFIG {namespace}/{key}: unexpected code {other} {:?}", r.remark),
+    }
+}
+
+/// The `perm` values of the queue data in a route JSON.
+pub fn perms(route_json: &str) -> Vec<u32> {
+    route_json
+        .match_indices("\"perm\":")
+        .map(|(i, m)| {
+            let rest = &route_json[i + m.len()..];
+            rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())].parse().expect("perm number")
+        })
+        .collect()
+}
+
+/// Scenario 2: mqadmin's name-server admin commands against our server, asserting on mqadmin's output and on
+/// what our server answers afterwards: KV config (update, get back, delete), order config, get/update name server
+/// config (and a black-listed key refused), wipe/add write permission of a live broker, deleteTopic, topicList -c.
+pub fn admin_flow(peers: JavaPeers, tag: &str) {
+    let t0 = Instant::now();
+    let ns = OurNode::start();
+    let nsaddr = ns.addr_string();
+    let cluster = format!("AdminCluster{tag}");
+    let broker_name = format!("admin-broker-{tag}");
+    let topic = format!("AdminTopic{tag}");
+    let admin = MqAdmin::new(peers.tools);
+
+    // --- KV config: update, read back (raw 101 and mqadmin updateOrderConf -m get), delete.
+    let out = admin.ok(&nsaddr, &["updateKvConfig", "-s", "INTEROP_NS", "-k", "k1", "-v", "v1"]);
+    assert!(out.contains("success"), "updateKvConfig:\n{out}");
+    assert_eq!(kv_get(ns.addr(), "INTEROP_NS", "k1").as_deref(), Some("v1"));
+    let out = admin.ok(&nsaddr, &["deleteKvConfig", "-s", "INTEROP_NS", "-k", "k1"]);
+    assert!(out.contains("success"), "deleteKvConfig:\n{out}");
+    assert_eq!(kv_get(ns.addr(), "INTEROP_NS", "k1"), None);
+    step(t0, "updateKvConfig / deleteKvConfig");
+
+    let out = admin.ok(&nsaddr, &["updateKvConfig", "-s", "ORDER_TOPIC_CONFIG", "-k", "OrderViaKv", "-v", "b1:2"]);
+    assert!(out.contains("success"), "updateKvConfig:\n{out}");
+    let out = admin.ok(&nsaddr, &["updateOrderConf", "-t", "OrderViaKv", "-m", "get"]);
+    assert!(out.contains("orderConf=[b1:2]"), "updateOrderConf -m get after updateKvConfig:\n{out}");
+
+    // --- Name server config.
+    let out = admin.ok(&nsaddr, &["getNamesrvConfig"]);
+    let flat = squash(&out);
+    assert!(flat.contains(&format!("listenPort={}", ns.addr().port())), "getNamesrvConfig:\n{out}");
+    assert!(flat.contains("orderMessageEnable=false"), "getNamesrvConfig:\n{out}");
+    let out = admin.ok(&nsaddr, &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true"]);
+    assert!(out.contains("success"), "updateNamesrvConfig:\n{out}");
+    let out = admin.ok(&nsaddr, &["getNamesrvConfig"]);
+    assert!(squash(&out).contains("orderMessageEnable=true"), "getNamesrvConfig after update:\n{out}");
+    // A black-listed key is refused (NO_PERMISSION), and the value does not change.
+    let bad = ns.addr().to_string();
+    let out =
+        admin.run(&nsaddr, &["updateNamesrvConfig", "-k", "kvConfigPath", "-v", "/tmp/interop-should-not-be-used"]);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(!all.contains("update name server config success"), "black-listed key accepted:\n{all}");
+    assert!(all.contains("black list") || all.contains("CODE: 16"), "black-listed key refusal:\n{all}");
+    let out = admin.ok(&nsaddr, &["getNamesrvConfig"]);
+    assert!(!out.contains("interop-should-not-be-used"), "kvConfigPath changed ({bad}):\n{out}");
+    step(t0, "getNamesrvConfig / updateNamesrvConfig (black list refused)");
+
+    // --- A live broker for the permission, delete and cluster-topic commands. 5.x brokers need the timer wheel for
+    // deleteTopic (without it the broker answers SYSTEM_ERROR, an NPE on getTimerMessageStore()).
+    let mut broker = Broker::start_with(peers.broker, &cluster, &broker_name, &nsaddr, &[("timerWheelEnable", "true")]);
+    wait_registered(ns.addr(), &broker, Duration::from_secs(60));
+    let out = admin.ok(&nsaddr, &["updateTopic", "-c", &cluster, "-t", &topic, "-r", "4", "-w", "4"]);
+    assert!(out.contains("success"), "updateTopic:\n{out}");
+    let (r, _) = wait_for(
+        "the new topic's route",
+        Duration::from_secs(25),
+        || route(ns.addr(), &topic),
+        || format!("{}\n{}", broker.log(), ns.log()),
+    );
+    assert_eq!(perms(&r), vec![6], "route before wipeWritePerm: {r}");
+    step(t0, "broker up, topic created");
+
+    let out = admin.ok(&nsaddr, &["wipeWritePerm", "-b", &broker_name]);
+    assert!(
+        out.contains(&format!("wipe write perm of broker[{broker_name}] in name server[{nsaddr}] OK")),
+        "wipeWritePerm:\n{out}"
+    );
+    let r = route(ns.addr(), &topic).expect("route after wipe");
+    assert_eq!(perms(&r), vec![4], "route after wipeWritePerm: {r}\nmqadmin said:\n{out}");
+    // The broker re-registers every 10 s (forceRegister=true) with an unchanged DataVersion; as in Java, that does
+    // not touch queue data, so the wipe stays.
+    std::thread::sleep(Duration::from_secs(12));
+    let r = route(ns.addr(), &topic).expect("route after wipe");
+    assert_eq!(perms(&r), vec![4], "route one registration period after wipeWritePerm: {r}\n{}", ns.log());
+    let out = admin.ok(&nsaddr, &["addWritePerm", "-b", &broker_name]);
+    assert!(
+        out.contains(&format!("add write perm of broker[{broker_name}] in name server[{nsaddr}] OK")),
+        "addWritePerm:\n{out}"
+    );
+    let r = route(ns.addr(), &topic).expect("route after add");
+    assert_eq!(perms(&r), vec![6], "route after addWritePerm: {r}");
+    step(t0, "wipeWritePerm / addWritePerm");
+
+    // --- Order config.
+    let conf = format!("{broker_name}:4");
+    let out = admin.ok(&nsaddr, &["updateOrderConf", "-t", &topic, "-m", "put", "-v", &conf]);
+    assert!(out.contains("success"), "updateOrderConf put:\n{out}");
+    let out = admin.ok(&nsaddr, &["updateOrderConf", "-t", &topic, "-m", "get"]);
+    assert!(out.contains(&format!("orderConf=[{conf}]")), "updateOrderConf get:\n{out}");
+    assert_eq!(kv_get(ns.addr(), "ORDER_TOPIC_CONFIG", &topic).as_deref(), Some(conf.as_str()));
+    // orderMessageEnable=true (set above): the route carries the order config. (Done after the permission checks:
+    // the register reply hands the order config to the broker, which flips the topic's `order` flag and bumps its
+    // DataVersion, and its next registration then rewrites the queue data, as it would with Java.)
+    let r = route(ns.addr(), &topic).expect("route");
+    assert!(r.contains(&format!("\"orderTopicConf\":\"{conf}\"")), "route with orderMessageEnable=true: {r}");
+    step(t0, "updateOrderConf put/get; the route carries orderTopicConf");
+
+    let out = admin.ok(&nsaddr, &["topicList", "-c"]);
+    assert!(
+        out.lines().any(|l| l.contains(&cluster) && l.contains(&topic)),
+        "topicList -c lacks {cluster} {topic}:\n{out}"
+    );
+    step(t0, "topicList -c");
+
+    let out = admin.ok(&nsaddr, &["deleteTopic", "-c", &cluster, "-t", &topic]);
+    assert!(out.contains("from NameServer success"), "deleteTopic:\n{out}");
+    assert_eq!(route(ns.addr(), &topic), None, "route after deleteTopic");
+    let out = admin.ok(&nsaddr, &["topicList"]);
+    assert!(!out.lines().any(|l| l.trim() == topic), "topicList still has {topic}:\n{out}");
+    step(t0, "deleteTopic");
+
+    broker.kill();
+    let out = admin.ok(&nsaddr, &["updateOrderConf", "-t", &topic, "-m", "delete"]);
+    assert!(out.contains("success"), "updateOrderConf delete:\n{out}");
+    assert_eq!(kv_get(ns.addr(), "ORDER_TOPIC_CONFIG", &topic), None);
+    step(t0, "updateOrderConf delete; scenario done");
+}

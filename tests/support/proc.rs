@@ -54,6 +54,13 @@ pub fn prepare_rocketmq_home(dir: &Path) {
         )
         .expect("write logback config");
     }
+    // 5.x tools and clients: warnings and errors to stderr, instead of the bundled configuration (whose
+    // deprecation warnings make logback dump its status to stdout).
+    std::fs::write(
+        conf.join("rmq.tools.logback.xml"),
+        r#"<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><target>System.err</target><encoder><pattern>%d{HH:mm:ss.SSS} %-5p %c{1} - %m%n</pattern></encoder></appender><root level="WARN"><appender-ref ref="E"/></root></configuration>"#,
+    )
+    .expect("write logback config");
 }
 
 /// A long-running child process with its output in a log file. Killed (SIGKILL) on drop.
