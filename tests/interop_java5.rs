@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::interop::{admin_flow, core_flow, serial, JavaPeers};
+use support::interop::{admin_flow, core_flow, serial, two_namesrv_flow, JavaPeers};
 use support::java::JAVA_5X;
 
 #[test]
@@ -16,4 +16,10 @@ fn java5_broker_mqadmin_producer_consumer() {
 fn java5_mqadmin_namesrv_admin_commands() {
     let _serial = serial();
     admin_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
+}
+
+#[test]
+fn java5_two_name_servers_one_restarted() {
+    let _serial = serial();
+    two_namesrv_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
 }

@@ -275,3 +275,59 @@ pub fn admin_flow(peers: JavaPeers, tag: &str) {
     assert_eq!(kv_get(ns.addr(), "ORDER_TOPIC_CONFIG", &topic), None);
     step(t0, "updateOrderConf delete; scenario done");
 }
+
+/// Scenario 5: two of our name servers side by side. The broker registers with both (`namesrvAddr=a;b`); clients
+/// get both. One is killed: producers and consumers keep working through the other. It is started again, empty,
+/// and catches up within one registration period (10 s); then it alone serves a producer and a consumer.
+pub fn two_namesrv_flow(peers: JavaPeers, tag: &str) {
+    const N: usize = 10;
+    let t0 = Instant::now();
+    let mut a = OurNode::start();
+    let b = OurNode::start();
+    let both = format!("{};{}", a.addr_string(), b.addr_string());
+    let cluster = format!("PairCluster{tag}");
+    let topic = format!("PairTopic{tag}");
+    let admin = MqAdmin::new(peers.tools);
+    let client = JavaClient::new(peers.client);
+    let mut broker = Broker::start(peers.broker, &cluster, &format!("pair-broker-{tag}"), &both);
+    for ns in [&a, &b] {
+        wait_registered(ns.addr(), &broker, Duration::from_secs(60));
+    }
+    let out = admin.ok(&both, &["updateTopic", "-c", &cluster, "-t", &topic, "-r", "4", "-w", "4"]);
+    assert!(out.contains("success"), "updateTopic:\n{out}");
+    for ns in [&a, &b] {
+        wait_for("the topic's route on both", Duration::from_secs(25), || route(ns.addr(), &topic), || broker.log());
+    }
+    step(t0, "broker registered with both name servers; topic on both");
+
+    client.produce(&both, &topic, N, "pair1");
+    let got = client.consume(&both, &topic, &format!("pair_cg1_{tag}"), N, "pair1", Duration::from_secs(90));
+    assert_eq!(got, expected_bodies("pair1", N));
+    step(t0, "producer and consumer work with both up");
+
+    a.kill();
+    client.produce(&both, &topic, N, "pair2");
+    let got = client.consume(&both, &topic, &format!("pair_cg2_{tag}"), N, "pair2", Duration::from_secs(90));
+    assert_eq!(got, expected_bodies("pair2", N));
+    step(t0, "producer and consumer work with the first name server down");
+
+    a.restart();
+    assert_eq!(route(a.addr(), &topic), None, "a restarted name server starts empty");
+    let (_, took) = wait_for(
+        "the restarted name server to catch up",
+        Duration::from_secs(15),
+        || route(a.addr(), &topic),
+        || format!("{}\n{}", broker.log(), a.log()),
+    );
+    wait_registered(a.addr(), &broker, Duration::from_secs(1));
+    step(t0, &format!("restarted name server caught up after {took:?}"));
+
+    let only_a = a.addr_string();
+    let out = admin.ok(&only_a, &["topicRoute", "-t", &topic]);
+    assert!(squash(&out).contains(&format!("\"{}\"", broker.addr_string())), "topicRoute on {only_a}:\n{out}");
+    client.produce(&only_a, &topic, N, "pair3");
+    let got = client.consume(&only_a, &topic, &format!("pair_cg3_{tag}"), N, "pair3", Duration::from_secs(90));
+    assert_eq!(got, expected_bodies("pair3", N));
+    step(t0, "the restarted name server alone serves producer and consumer; scenario done");
+    broker.kill();
+}
