@@ -21,5 +21,11 @@ fn java5_mqadmin_namesrv_admin_commands() {
 #[test]
 fn java5_two_name_servers_one_restarted() {
     let _serial = serial();
-    two_namesrv_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5");
+    two_namesrv_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5", false);
+}
+
+#[test]
+fn java5_ours_beside_java_namesrv_ours_restarted() {
+    let _serial = serial();
+    two_namesrv_flow(JavaPeers { broker: JAVA_5X, tools: JAVA_5X, client: JAVA_5X }, "J5mix", true);
 }

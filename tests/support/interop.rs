@@ -276,27 +276,36 @@ pub fn admin_flow(peers: JavaPeers, tag: &str) {
     step(t0, "updateOrderConf delete; scenario done");
 }
 
-/// Scenario 5: two of our name servers side by side. The broker registers with both (`namesrvAddr=a;b`); clients
-/// get both. One is killed: producers and consumers keep working through the other. It is started again, empty,
-/// and catches up within one registration period (10 s); then it alone serves a producer and a consumer.
-pub fn two_namesrv_flow(peers: JavaPeers, tag: &str) {
+/// Scenario 5: two name servers side by side, ours and (with `java_peer`) the Java one of `peers.tools`' version,
+/// or ours twice. The broker registers with both (`namesrvAddr=a;b`); clients get both. Ours is killed: producers
+/// and consumers keep working through the other. It is started again, empty, and catches up within one
+/// registration period (10 s); then it alone serves a producer and a consumer.
+pub fn two_namesrv_flow(peers: JavaPeers, tag: &str, java_peer: bool) {
     const N: usize = 10;
     let t0 = Instant::now();
     let mut a = OurNode::start();
-    let b = OurNode::start();
-    let both = format!("{};{}", a.addr_string(), b.addr_string());
+    let (_b_ours, _b_java, b_addr) = if java_peer {
+        let j = super::java::JavaNamesrv::start(peers.tools);
+        let addr = j.addr();
+        (None, Some(j), addr)
+    } else {
+        let o = OurNode::start();
+        let addr = o.addr();
+        (Some(o), None, addr)
+    };
+    let both = format!("{};{}", a.addr_string(), b_addr);
     let cluster = format!("PairCluster{tag}");
     let topic = format!("PairTopic{tag}");
     let admin = MqAdmin::new(peers.tools);
     let client = JavaClient::new(peers.client);
     let mut broker = Broker::start(peers.broker, &cluster, &format!("pair-broker-{tag}"), &both);
-    for ns in [&a, &b] {
-        wait_registered(ns.addr(), &broker, Duration::from_secs(60));
+    for ns in [a.addr(), b_addr] {
+        wait_registered(ns, &broker, Duration::from_secs(60));
     }
     let out = admin.ok(&both, &["updateTopic", "-c", &cluster, "-t", &topic, "-r", "4", "-w", "4"]);
     assert!(out.contains("success"), "updateTopic:\n{out}");
-    for ns in [&a, &b] {
-        wait_for("the topic's route on both", Duration::from_secs(25), || route(ns.addr(), &topic), || broker.log());
+    for ns in [a.addr(), b_addr] {
+        wait_for("the topic's route on both", Duration::from_secs(25), || route(ns, &topic), || broker.log());
     }
     step(t0, "broker registered with both name servers; topic on both");
 
