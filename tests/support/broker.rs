@@ -26,7 +26,7 @@ const BOOT_TIMEOUT: Duration = Duration::from_secs(180);
 pub fn free_broker_port() -> u16 {
     for _ in 0..200 {
         let p = super::free_port();
-        if p < 1030 || p > 65000 {
+        if !(1030..=65000).contains(&p) {
             continue;
         }
         let all_free =
