@@ -5,10 +5,15 @@
 //! `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod broker;
 pub mod client;
+pub mod gopeer;
+pub mod interop;
 pub mod java;
+pub mod mqadmin;
 pub mod normalize;
 pub mod ours;
+pub mod proc;
 pub mod registration;
 
 use std::io::Read;

@@ -1,0 +1,117 @@
+// A tiny real-Java-client peer for tests/interop_java*.rs, compiled at test time with javac against the
+// rocketmq-client classpath fetched by tests/peers/fetch.sh (the same source builds against 4.9.x and 5.x).
+// The name server list is always given explicitly, so nothing is looked up over HTTP.
+//
+//   java InteropClient produce NAMESRV TOPIC COUNT PREFIX       -> "SENT <i> <msgId> <brokerName>" per message, "OK"
+//   java InteropClient consume NAMESRV TOPIC GROUP COUNT PREFIX TIMEOUT_SECONDS
+//                                                               -> "RECV <body>" per distinct body, "OK"
+// Exit status 0 only when everything succeeded; otherwise "FAIL <reason>" and status 1.
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+
+public class InteropClient {
+    public static void main(String[] args) throws Exception {
+        try {
+            if (args.length >= 5 && args[0].equals("produce")) {
+                produce(args[1], args[2], Integer.parseInt(args[3]), args[4]);
+            } else if (args.length >= 7 && args[0].equals("consume")) {
+                consume(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5], Integer.parseInt(args[6]));
+            } else {
+                fail("usage: produce NS TOPIC COUNT PREFIX | consume NS TOPIC GROUP COUNT PREFIX TIMEOUT_S");
+            }
+        } catch (Throwable t) {
+            t.printStackTrace(System.out);
+            fail(t.toString());
+        }
+        System.out.println("OK");
+        System.out.flush();
+        System.exit(0);
+    }
+
+    static void fail(String why) {
+        System.out.println("FAIL " + why);
+        System.out.flush();
+        System.exit(1);
+    }
+
+    static void produce(String ns, String topic, int count, String prefix) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer("interop_pg_" + prefix);
+        p.setNamesrvAddr(ns);
+        p.setInstanceName("interop-producer-" + prefix + "-" + System.nanoTime());
+        p.setSendMsgTimeout(10000);
+        p.start();
+        try {
+            for (int i = 0; i < count; i++) {
+                Message m = new Message(topic, "interop", (prefix + "-" + i).getBytes(StandardCharsets.UTF_8));
+                SendResult r = null;
+                Exception last = null;
+                for (int attempt = 0; attempt < 20; attempt++) {
+                    try {
+                        r = p.send(m);
+                        if (r.getSendStatus() == SendStatus.SEND_OK) {
+                            break;
+                        }
+                    } catch (Exception e) {
+                        last = e;
+                    }
+                    Thread.sleep(500);
+                }
+                if (r == null || r.getSendStatus() != SendStatus.SEND_OK) {
+                    throw new RuntimeException("send " + i + " failed: " + r, last);
+                }
+                System.out.println("SENT " + i + " " + r.getMsgId() + " " + r.getMessageQueue().getBrokerName());
+            }
+        } finally {
+            p.shutdown();
+        }
+    }
+
+    static void consume(String ns, String topic, String group, int count, String prefix, int timeoutS)
+            throws Exception {
+        final Set<String> seen = new HashSet<>();
+        final CountDownLatch done = new CountDownLatch(1);
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+        c.setNamesrvAddr(ns);
+        c.setInstanceName("interop-consumer-" + group + "-" + System.nanoTime());
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.subscribe(topic, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            synchronized (seen) {
+                for (MessageExt m : msgs) {
+                    String body = new String(m.getBody(), StandardCharsets.UTF_8);
+                    if (body.startsWith(prefix + "-") && seen.add(body)) {
+                        System.out.println("RECV " + body);
+                        if (seen.size() == count) {
+                            done.countDown();
+                        }
+                    }
+                }
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        boolean ok = done.await(timeoutS, TimeUnit.SECONDS);
+        int n;
+        synchronized (seen) {
+            n = seen.size();
+        }
+        c.shutdown();
+        if (!ok) {
+            throw new RuntimeException("received " + n + " of " + count + " messages in " + timeoutS + " s");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! A real Apache RocketMQ broker (Java), fetched by `tests/peers/fetch.sh` and run with small heaps on 127.0.0.1
+//! against the name servers we give it. It can be stopped (SIGKILL or SIGTERM) and started again with the same
+//! store and ports. Also: raw-protocol probes of a name server (cluster info, routes) for polling without starting a
+//! JVM each time.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use super::client::Client;
+use super::proc::{jvm_args, prepare_rocketmq_home, Managed};
+
+/// The newest 4.9.x broker on Maven Central. `rocketmq-broker` and `rocketmq-namesrv` 4.9.8 were never published
+/// there (only `tools`, `client` and the libraries are), so the 4.9 line runs broker 4.9.7 with tools and client
+/// 4.9.8.
+pub const BROKER_49: &str = "4.9.7";
+
+/// How long a cold broker may take on two busy cores.
+const BOOT_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Picks `listenPort` such that `listenPort`, `listenPort − 2` (the "VIP" channel) and `listenPort + 1` (HA) are
+/// all free right now.
+pub fn free_broker_port() -> u16 {
+    for _ in 0..200 {
+        let p = super::free_port();
+        if !(1030..=65000).contains(&p) {
+            continue;
+        }
+        let all_free =
+            [p - 2, p, p + 1].iter().all(|port| TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], *port))).is_ok());
+        if all_free {
+            return p;
+        }
+    }
+    panic!("no free broker port triple found");
+}
+
+pub struct Broker {
+    pub version: String,
+    pub cluster: String,
+    pub name: String,
+    namesrv: String,
+    port: u16,
+    lib: PathBuf,
+    dir: TempDir,
+    proc: Option<Managed>,
+    starts: u32,
+    extra: Vec<(String, String)>,
+}
+
+impl Broker {
+    /// Starts a master broker `name` in `cluster`, registering with `namesrv` (`host:port`, several separated by
+    /// `;`) every 10 s (the minimum the broker accepts). Waits until it has booted.
+    pub fn start(version: &str, cluster: &str, name: &str, namesrv: &str) -> Broker {
+        Self::start_with(version, cluster, name, namesrv, &[])
+    }
+
+    /// Like `start`, with extra `broker.conf` properties (they override the defaults above).
+    pub fn start_with(version: &str, cluster: &str, name: &str, namesrv: &str, extra: &[(&str, &str)]) -> Broker {
+        let lib = super::java::fetch(version, &["broker"]);
+        let dir = tempfile::Builder::new().prefix("interop-broker-").tempdir().expect("temp dir");
+        prepare_rocketmq_home(dir.path());
+        let mut b = Broker {
+            version: version.to_string(),
+            cluster: cluster.to_string(),
+            name: name.to_string(),
+            namesrv: namesrv.to_string(),
+            port: free_broker_port(),
+            lib,
+            dir,
+            proc: None,
+            starts: 0,
+            extra: extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        b.start_again();
+        b
+    }
+
+    pub fn addr_string(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.proc.is_some()
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("broker.out")
+    }
+
+    /// The broker's stdout/stderr and the tail of its `broker.log`, for failure messages.
+    pub fn log(&self) -> String {
+        format!(
+            "--- broker.out (tail) ---\n{}\n--- broker.log (tail) ---\n{}",
+            super::tail(&self.log_path(), 40),
+            super::tail(&self.dir.path().join("home/logs/rocketmqlogs/broker.log"), 40)
+        )
+    }
+
+    /// SIGKILL: the broker's connections close without an UNREGISTER_BROKER.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill();
+        }
+    }
+
+    /// SIGTERM: the broker's shutdown hook sends UNREGISTER_BROKER to every name server, then exits.
+    pub fn shutdown(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.terminate(Duration::from_secs(30));
+        }
+    }
+
+    /// Starts the broker again (same store, ports and name servers) and waits until it has booted.
+    pub fn start_again(&mut self) {
+        self.kill();
+        self.starts += 1;
+        let store = self.dir.path().join("store");
+        let conf = self.dir.path().join("conf/broker.conf");
+        let mut props: Vec<(String, String)> = [
+            ("brokerClusterName", self.cluster.clone()),
+            ("brokerName", self.name.clone()),
+            ("brokerId", "0".into()),
+            ("brokerRole", "ASYNC_MASTER".into()),
+            ("flushDiskType", "ASYNC_FLUSH".into()),
+            ("brokerIP1", "127.0.0.1".into()),
+            ("brokerIP2", "127.0.0.1".into()),
+            ("listenPort", self.port.to_string()),
+            ("haListenPort", (self.port + 1).to_string()),
+            ("namesrvAddr", self.namesrv.clone()),
+            ("fetchNamesrvAddrByAddressServer", "false".into()),
+            ("registerNameServerPeriod", "10000".into()),
+            ("storePathRootDir", store.display().to_string()),
+            ("storePathCommitLog", store.join("commitlog").display().to_string()),
+            ("autoCreateTopicEnable", "true".into()),
+            ("autoCreateSubscriptionGroup", "true".into()),
+            ("mappedFileSizeCommitLog", "67108864".into()),
+            ("mappedFileSizeConsumeQueue", "600000".into()),
+            ("timerWheelEnable", "false".into()),
+            ("diskMaxUsedSpaceRatio", "95".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        for (k, v) in &self.extra {
+            props.retain(|(pk, _)| pk != k);
+            props.push((k.clone(), v.clone()));
+        }
+        super::write_properties(&conf, &props);
+
+        let mut cmd = Command::new("java");
+        cmd.args(jvm_args(
+            &self.version,
+            self.dir.path(),
+            &["-Xms256m", "-Xmx512m", "-XX:MaxDirectMemorySize=512m", "-XX:TieredStopAtLevel=1"],
+        ))
+        .arg("-Drocketmq.broker.diskSpaceWarningLevelRatio=0.98")
+        .arg("-cp")
+        .arg(format!("{}:{}/*", self.dir.path().join("conf").display(), self.lib.display()))
+        .arg("org.apache.rocketmq.broker.BrokerStartup")
+        .arg("-c")
+        .arg(&conf)
+        .current_dir(self.dir.path())
+        .env("ROCKETMQ_HOME", self.dir.path())
+        .env("NAMESRV_ADDR", &self.namesrv)
+        .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        let what = format!("broker {} {} (start #{})", self.version, self.name, self.starts);
+        let log = self.log_path();
+        let marker = super::tail(&log, 100_000).matches("boot success").count();
+        let mut p = Managed::spawn(&what, cmd, &log);
+        p.wait_accepting(SocketAddr::from(([127, 0, 0, 1], self.port)), BOOT_TIMEOUT);
+        // "The broker[broker-a, 127.0.0.1:10911] boot success. serializeType=JSON and name server is ..."
+        let deadline = Instant::now() + BOOT_TIMEOUT;
+        while super::tail(&log, 100_000).matches("boot success").count() <= marker {
+            p.assert_running();
+            assert!(Instant::now() < deadline, "{what} did not boot within {BOOT_TIMEOUT:?}\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.proc = Some(p);
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// GET_BROKER_CLUSTER_INFO (106) from `ns`, the body as text; `None` if the server cannot be reached.
+pub fn cluster_info(ns: SocketAddr) -> Option<String> {
+    let stream = std::net::TcpStream::connect_timeout(&ns, Duration::from_secs(2)).ok()?;
+    drop(stream);
+    let mut c = Client::connect(ns);
+    let cmd = c.cmd(106);
+    let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
+    (r.code == 0).then(|| String::from_utf8_lossy(&r.body).into_owned())
+}
+
+/// GET_ROUTEINFO_BY_TOPIC (105, version 513) from `ns`: the route JSON, or `None` (no route, or unreachable).
+pub fn route(ns: SocketAddr, topic: &str) -> Option<String> {
+    let stream = std::net::TcpStream::connect_timeout(&ns, Duration::from_secs(2)).ok()?;
+    drop(stream);
+    let mut c = Client::connect(ns);
+    let cmd = c.cmd(105).with_ext("topic", topic);
+    let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
+    (r.code == 0).then(|| String::from_utf8_lossy(&r.body).into_owned())
+}
+
+/// Polls `probe` every 200 ms until it returns `Some`, or panics after `timeout` with `what` and `context()`.
+pub fn wait_for<T>(
+    what: &str,
+    timeout: Duration,
+    mut probe: impl FnMut() -> Option<T>,
+    context: impl Fn() -> String,
+) -> (T, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(v) = probe() {
+            return (v, started.elapsed());
+        }
+        if started.elapsed() > timeout {
+            panic!("timed out after {timeout:?} waiting for {what}\n{}", context());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Waits until `ns` lists `broker` (by address) in its cluster info.
+pub fn wait_registered(ns: SocketAddr, broker: &Broker, timeout: Duration) -> Duration {
+    let addr = broker.addr_string();
+    let (_, took) = wait_for(
+        &format!("{} at {addr} to register with {ns}", broker.name),
+        timeout,
+        || cluster_info(ns).filter(|body| body.contains(&addr)),
+        || format!("cluster info: {:?}\n{}", cluster_info(ns), broker.log()),
+    );
+    took
+}

@@ -1,0 +1,195 @@
+//! The real `mqadmin` (`rocketmq-tools`, `MQAdminStartup`) and a tiny real Java client program
+//! (`tests/peers/java/InteropClient.java`, compiled at test time with `javac` against the fetched `rocketmq-client`
+//! classpath). Both run as one-shot JVMs with small heaps, always with the name server given explicitly.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use tempfile::TempDir;
+
+use super::proc::{jvm_args, prepare_rocketmq_home, run, Output};
+
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `mqadmin` of one version, with its own `ROCKETMQ_HOME` and `user.home` in a temp dir.
+pub struct MqAdmin {
+    pub version: String,
+    lib: PathBuf,
+    dir: TempDir,
+}
+
+impl MqAdmin {
+    pub fn new(version: &str) -> MqAdmin {
+        let lib = super::java::fetch(version, &["tools"]);
+        let dir = tempfile::Builder::new().prefix("interop-mqadmin-").tempdir().expect("temp dir");
+        prepare_rocketmq_home(dir.path());
+        MqAdmin { version: version.to_string(), lib, dir }
+    }
+
+    /// Runs `mqadmin SUBCOMMAND ARGS... -n NAMESRV`. Returns whatever it printed; callers assert on it.
+    pub fn run(&self, namesrv: &str, args: &[&str]) -> Output {
+        let mut cmd = Command::new("java");
+        cmd.args(jvm_args(&self.version, self.dir.path(), &["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"]))
+            .arg(format!(
+                "-Drmq.logback.configurationFile={}",
+                self.dir.path().join("conf/rmq.tools.logback.xml").display()
+            ))
+            .arg("-cp")
+            .arg(format!("{}:{}/*", self.dir.path().join("conf").display(), self.lib.display()))
+            .arg("org.apache.rocketmq.tools.command.MQAdminStartup")
+            .args(args)
+            .arg("-n")
+            .arg(namesrv)
+            .current_dir(self.dir.path())
+            .env("ROCKETMQ_HOME", self.dir.path())
+            .env("NAMESRV_ADDR", namesrv)
+            .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        run(&format!("mqadmin {} {args:?}", self.version), cmd, self.dir.path(), ADMIN_TIMEOUT)
+    }
+
+    /// Like `run`, and panics unless it succeeded: exit status 0 and no "command failed" (mqadmin reports a failed
+    /// sub-command on stderr but still exits with 0). A client-side timeout (a cold JVM on a busy machine can miss
+    /// mqadmin's 3 s RPC timeout) is retried once.
+    pub fn ok(&self, namesrv: &str, args: &[&str]) -> String {
+        let failed = |o: &Output| {
+            !o.success() || o.stderr.contains("command failed") || o.stderr.contains("SubCommandException")
+        };
+        let mut out = self.run(namesrv, args);
+        if failed(&out) && format!("{}{}", out.stdout, out.stderr).contains("RemotingTimeoutException") {
+            eprintln!("mqadmin {args:?} timed out on the client side; retrying once:\n{}", out.stderr);
+            out = self.run(namesrv, args);
+        }
+        assert!(
+            !failed(&out),
+            "mqadmin {} {args:?} -n {namesrv} failed ({})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.version,
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        out.stdout
+    }
+}
+
+/// `InteropClient.java` compiled against `rocketmq-client` of one version.
+pub struct JavaClient {
+    pub version: String,
+    lib: PathBuf,
+    classes: PathBuf,
+    dir: TempDir,
+}
+
+impl JavaClient {
+    /// Fetches the client, compiles the program (once per version; the classes live under the cargo target dir).
+    pub fn new(version: &str) -> JavaClient {
+        let lib = super::java::fetch(version, &["client"]);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/java/InteropClient.java");
+        let classes = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-java-client/{version}"));
+        let dir = tempfile::Builder::new().prefix("interop-client-").tempdir().expect("temp dir");
+        prepare_rocketmq_home(dir.path());
+        let stale = match (std::fs::metadata(&src), std::fs::metadata(classes.join("InteropClient.class"))) {
+            (Ok(s), Ok(c)) => s.modified().ok() > c.modified().ok(),
+            _ => true,
+        };
+        if stale {
+            // Compile into a fresh directory, then swap it in, so concurrent test binaries never see half a build.
+            std::fs::create_dir_all(classes.parent().unwrap()).expect("mkdir classes parent");
+            let tmp = tempfile::Builder::new().prefix(".javac-").tempdir_in(classes.parent().unwrap()).expect("tmp");
+            let mut cmd = Command::new("javac");
+            cmd.arg("-J-Xmx256m")
+                .arg("-nowarn")
+                .arg("-cp")
+                .arg(format!("{}/*", lib.display()))
+                .arg("-d")
+                .arg(tmp.path())
+                .arg(&src);
+            let out = run("javac InteropClient.java", cmd, dir.path(), Duration::from_secs(180));
+            assert!(out.success(), "javac failed against {version}:\n{}\n{}", out.stdout, out.stderr);
+            let staged = tmp.keep();
+            let _ = std::fs::remove_dir_all(&classes);
+            if std::fs::rename(&staged, &classes).is_err() {
+                let _ = std::fs::remove_dir_all(&staged);
+            }
+        }
+        JavaClient { version: version.to_string(), lib, classes, dir }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("java");
+        cmd.args(jvm_args(&self.version, self.dir.path(), &["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"]))
+            .arg("-cp")
+            .arg(format!(
+                "{}:{}:{}/*",
+                self.classes.display(),
+                self.dir.path().join("conf").display(),
+                self.lib.display()
+            ))
+            .arg("InteropClient")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("ROCKETMQ_HOME", self.dir.path())
+            .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        cmd
+    }
+
+    /// Sends `count` messages with bodies `PREFIX-0 … PREFIX-(count−1)`. Panics unless all were SEND_OK; returns
+    /// the names of the brokers that took them, one per message.
+    pub fn produce(&self, namesrv: &str, topic: &str, count: usize, prefix: &str) -> Vec<String> {
+        let mut cmd = self.command(&["produce", namesrv, topic, &count.to_string(), prefix]);
+        cmd.env("NAMESRV_ADDR", namesrv);
+        let out = run("java producer", cmd, self.dir.path(), Duration::from_secs(240));
+        assert!(
+            out.success() && out.stdout.lines().any(|l| l == "OK"),
+            "Java {} producer failed ({}):\n{}\n{}",
+            self.version,
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        let brokers: Vec<String> = out
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("SENT "))
+            .map(|l| l.split(' ').nth(2).unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(brokers.len(), count, "producer output:\n{}", out.stdout);
+        brokers
+    }
+
+    /// Consumes with a push consumer of a new `group` until every body `PREFIX-0 … PREFIX-(count−1)` arrived.
+    /// Panics if they did not within `timeout`. Returns the bodies received.
+    pub fn consume(
+        &self,
+        namesrv: &str,
+        topic: &str,
+        group: &str,
+        count: usize,
+        prefix: &str,
+        timeout: Duration,
+    ) -> Vec<String> {
+        let secs = timeout.as_secs().max(1).to_string();
+        let mut cmd = self.command(&["consume", namesrv, topic, group, &count.to_string(), prefix, &secs]);
+        cmd.env("NAMESRV_ADDR", namesrv);
+        let out = run("java consumer", cmd, self.dir.path(), timeout + Duration::from_secs(60));
+        assert!(
+            out.success() && out.stdout.lines().any(|l| l == "OK"),
+            "Java {} consumer failed ({}):\n{}\n{}",
+            self.version,
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        let mut bodies: Vec<String> =
+            out.stdout.lines().filter_map(|l| l.strip_prefix("RECV ")).map(str::to_string).collect();
+        bodies.sort();
+        bodies
+    }
+}
+
+/// The bodies `PREFIX-0 … PREFIX-(count−1)`, sorted as strings (as `JavaClient::consume` returns them).
+pub fn expected_bodies(prefix: &str, count: usize) -> Vec<String> {
+    let mut v: Vec<String> = (0..count).map(|i| format!("{prefix}-{i}")).collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,257 @@
+//! Process plumbing for the interop tests: long-running peers that are killed on drop (and by a watchdog if the test
+//! process dies without unwinding), one-shot commands with a hard timeout, the JVM flags every Java peer gets, and
+//! our `mqnamesrv` on a fixed port so that it can be stopped and started again at the same address.
+
+use std::fs::File;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// JVM flags for a small, shared two-core machine, plus `user.home` and `rocketmq.home.dir` inside `home`.
+/// `heap` is e.g. `["-Xms256m", "-Xmx512m", "-XX:MaxDirectMemorySize=512m"]`. 4.x peers also get the `--add-opens`
+/// flags Java 17 needs.
+pub fn jvm_args(version: &str, home: &Path, heap: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = heap.iter().map(|s| s.to_string()).collect();
+    args.extend(
+        ["-XX:+UseSerialGC", "-XX:ActiveProcessorCount=2", "-XX:-OmitStackTraceInFastThrow", "-Xss512k"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    args.push(format!("-Duser.home={}", home.join("home").display()));
+    args.push(format!("-Drocketmq.home.dir={}", home.display()));
+    // Never look a name server up over HTTP, even if something forgets `-n`.
+    args.push("-Drocketmq.namesrv.domain=127.0.0.1".to_string());
+    if version.starts_with("4.") {
+        for a in [
+            "--add-opens",
+            "java.base/java.nio=ALL-UNNAMED",
+            "--add-opens",
+            "java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens",
+            "java.base/jdk.internal.ref=ALL-UNNAMED",
+            "--add-exports",
+            "java.base/jdk.internal.ref=ALL-UNNAMED",
+        ] {
+            args.push(a.to_string());
+        }
+    }
+    args
+}
+
+/// Prepares `home/` and `conf/` under `dir` for a Java peer; 4.x startups insist on logback files in
+/// `$ROCKETMQ_HOME/conf`.
+pub fn prepare_rocketmq_home(dir: &Path) {
+    std::fs::create_dir_all(dir.join("home")).expect("mkdir home");
+    let conf = dir.join("conf");
+    std::fs::create_dir_all(&conf).expect("mkdir conf");
+    for f in ["logback_namesrv", "logback_broker", "logback_tools"] {
+        std::fs::write(
+            conf.join(format!("{f}.xml")),
+            r#"<configuration><appender name="O" class="ch.qos.logback.core.ConsoleAppender"><encoder><pattern>%d{HH:mm:ss.SSS} %-5p %c{1} - %m%n</pattern></encoder></appender><root level="WARN"><appender-ref ref="O"/></root></configuration>"#,
+        )
+        .expect("write logback config");
+    }
+    // 5.x tools and clients: warnings and errors to stderr, instead of the bundled configuration (whose
+    // deprecation warnings make logback dump its status to stdout).
+    std::fs::write(
+        conf.join("rmq.tools.logback.xml"),
+        r#"<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><target>System.err</target><encoder><pattern>%d{HH:mm:ss.SSS} %-5p %c{1} - %m%n</pattern></encoder></appender><root level="WARN"><appender-ref ref="E"/></root></configuration>"#,
+    )
+    .expect("write logback config");
+}
+
+/// A long-running child process with its output in a log file. Killed (SIGKILL) on drop.
+pub struct Managed {
+    pub what: String,
+    child: Option<Child>,
+    watchdog: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Managed {
+    /// Spawns `cmd` with stdout and stderr appended to `log`.
+    pub fn spawn(what: &str, mut cmd: Command, log: &Path) -> Managed {
+        let out = File::options().create(true).append(true).open(log).expect("open log");
+        let err = out.try_clone().expect("clone log");
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        let watchdog = super::spawn_watchdog(child.id());
+        Managed { what: what.to_string(), child: Some(child), watchdog, log: log.to_path_buf() }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Panics (with the log tail) if the process has exited.
+    pub fn assert_running(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            if let Ok(Some(status)) = c.try_wait() {
+                panic!(
+                    "{} exited with {status}\n--- {} ---\n{}",
+                    self.what,
+                    self.log.display(),
+                    super::tail(&self.log, 80)
+                );
+            }
+        }
+    }
+
+    /// Waits until `addr` accepts connections; fails early if the process exits.
+    pub fn wait_accepting(&mut self, addr: SocketAddr, timeout: Duration) {
+        let what = self.what.clone();
+        let child = self.child.as_mut().expect("process was stopped");
+        super::wait_until_accepting(&what, child, addr, timeout, &self.log);
+    }
+
+    /// SIGKILL, then reap.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            super::kill_and_reap(&mut c);
+        }
+        if let Some(mut w) = self.watchdog.take() {
+            super::kill_and_reap(&mut w);
+        }
+    }
+
+    /// SIGTERM (a Java peer runs its shutdown hooks, e.g. a broker unregisters), then SIGKILL after `grace`.
+    pub fn terminate(&mut self, grace: Duration) {
+        if let Some(c) = self.child.as_mut() {
+            let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
+            let deadline = Instant::now() + grace;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        self.kill();
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The outcome of a one-shot command.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+}
+
+/// Runs `cmd` to completion with output captured in files under `dir` (no pipe can fill up), killing it after
+/// `timeout`. Panics on timeout, with the output so far.
+pub fn run(what: &str, mut cmd: Command, dir: &Path, timeout: Duration) -> Output {
+    let started = Instant::now();
+    let out_tmp = tempfile::NamedTempFile::new_in(dir).expect("temp stdout");
+    let err_tmp = tempfile::NamedTempFile::new_in(dir).expect("temp stderr");
+    cmd.stdin(Stdio::null()).stdout(out_tmp.reopen().expect("reopen")).stderr(err_tmp.reopen().expect("reopen"));
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut watchdog = super::spawn_watchdog(child.id());
+    let deadline = started + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            super::kill_and_reap(&mut child);
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if let Some(w) = watchdog.as_mut() {
+        super::kill_and_reap(w);
+    }
+    let stdout = std::fs::read_to_string(out_tmp.path()).unwrap_or_default();
+    let stderr = std::fs::read_to_string(err_tmp.path()).unwrap_or_default();
+    match status {
+        Some(status) => Output { status, stdout, stderr, elapsed: started.elapsed() },
+        None => panic!("{what} did not finish within {timeout:?}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"),
+    }
+}
+
+/// Our `mqnamesrv` on a port chosen once, so that it can be stopped and started again at the same address (the
+/// broker keeps the address in its `namesrvAddr`). Logs at `RUST_LOG=debug` unless `RUST_LOG` is set.
+pub struct OurNode {
+    port: u16,
+    dir: TempDir,
+    proc: Option<Managed>,
+    starts: u32,
+}
+
+impl OurNode {
+    pub fn start() -> OurNode {
+        let dir = tempfile::Builder::new().prefix("interop-namesrv-").tempdir().expect("temp dir");
+        let mut node = OurNode { port: super::free_port(), dir, proc: None, starts: 0 };
+        node.restart();
+        node
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    pub fn addr_string(&self) -> String {
+        self.addr().to_string()
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("mqnamesrv.log")
+    }
+
+    pub fn log(&self) -> String {
+        format!("--- our mqnamesrv log (tail) ---\n{}", super::tail(&self.log_path(), 60))
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.proc.is_some()
+    }
+
+    /// SIGKILL: the process is gone with all of its state, as after a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill();
+        }
+    }
+
+    /// (Re)starts the server on the same port with an empty route table.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.starts += 1;
+        let props = vec![
+            ("listenPort".to_string(), self.port.to_string()),
+            ("bindAddress".to_string(), "127.0.0.1".to_string()),
+            ("kvConfigPath".to_string(), self.dir.path().join("kvConfig.json").display().to_string()),
+        ];
+        let props_file = self.dir.path().join("namesrv.properties");
+        super::write_properties(&props_file, &props);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"));
+        cmd.arg("-c").arg(&props_file).current_dir(self.dir.path()).env("HOME", self.dir.path());
+        if std::env::var_os("RUST_LOG").is_none() {
+            cmd.env("RUST_LOG", "debug");
+        }
+        let log = self.log_path();
+        if let Ok(mut f) = File::options().create(true).append(true).open(&log) {
+            let _ = std::io::Write::write_all(&mut f, format!("=== start #{} ===\n", self.starts).as_bytes());
+        }
+        let mut p = Managed::spawn("mqnamesrv", cmd, &log);
+        // Binding right after a kill: SO_REUSEADDR makes this quick, but allow a few seconds.
+        p.wait_accepting(self.addr(), Duration::from_secs(20));
+        self.proc = Some(p);
+    }
+}
