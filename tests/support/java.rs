@@ -13,7 +13,7 @@ use tempfile::TempDir;
 /// The 5.x release the differential tests answer against: the newest one with namesrv, broker, tools and client
 /// all on Maven Central (5.5.1 has no namesrv, tools or client artifacts). `MQVersion.CURRENT_VERSION` = 513.
 pub const JAVA_5X: &str = "5.5.0";
-/// The newest 4.9.x release.
+/// The newest 4.9.x tools and client on Maven Central (there is no 4.9.8 namesrv or broker artifact there).
 pub const JAVA_49: &str = "4.9.8";
 
 /// How long the JVM may take to accept connections (a cold JVM on two cores takes ~3 s).
