@@ -169,12 +169,26 @@ impl JavaClient {
         timeout: Duration,
     ) -> Vec<String> {
         let secs = timeout.as_secs().max(1).to_string();
-        let mut cmd = self.command(&["consume", namesrv, topic, group, &count.to_string(), prefix, &secs]);
-        cmd.env("NAMESRV_ADDR", namesrv);
-        let out = run("java consumer", cmd, self.dir.path(), timeout + Duration::from_secs(60));
+        // With one of several name servers down, the Java client's first route lookup picks one at random and a
+        // push consumer whose pick is the dead one fails to start (client behaviour, the same with Java name
+        // servers). A new process picks again, so retry that case a few times.
+        let mut attempts = 0;
+        let out = loop {
+            attempts += 1;
+            let mut cmd = self.command(&["consume", namesrv, topic, group, &count.to_string(), prefix, &secs]);
+            cmd.env("NAMESRV_ADDR", namesrv);
+            let out = run("java consumer", cmd, self.dir.path(), timeout + Duration::from_secs(60));
+            let text = format!("{}{}", out.stdout, out.stderr);
+            let picked_dead = !out.success()
+                && text.contains("RemotingConnectException: connect to")
+                && text.contains("DefaultMQPushConsumerImpl.start");
+            if !picked_dead || attempts >= 8 {
+                break out;
+            }
+        };
         assert!(
             out.success() && out.stdout.lines().any(|l| l == "OK"),
-            "Java {} consumer failed ({}):\n{}\n{}",
+            "Java {} consumer failed ({}, {attempts} attempts):\n{}\n{}",
             self.version,
             out.status,
             out.stdout,
