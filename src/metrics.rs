@@ -197,6 +197,14 @@ impl Metrics {
             provisional,
         );
         metric(&mut o, "namesrv_topics", "gauge", "Topics in the route table.", snap.routes.topic_count());
+        let entries = snap.routes.queue_entry_count();
+        metric(
+            &mut o,
+            "namesrv_queue_entries",
+            "gauge",
+            "Topic-queue entries (one per topic and broker group).",
+            entries,
+        );
         metric(&mut o, "namesrv_kv_entries", "gauge", "KV config entries.", snap.kv.len());
         metric(&mut o, "namesrv_snapshot_generation", "gauge", "Published snapshot generation.", snap.generation);
         metric(&mut o, "namesrv_writer_queue_depth", "gauge", "Writes waiting for the writer.", writer_queue_depth);

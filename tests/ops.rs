@@ -64,6 +64,7 @@ fn metrics_and_json_endpoints() {
         "namesrv_request_duration_seconds_count{code=\"GET_ROUTEINFO_BY_TOPIC\"} 4",
         "namesrv_brokers 1",
         "namesrv_topics 2",
+        "namesrv_queue_entries 2",
         "namesrv_connections_open 1",
         "namesrv_evictions_total{cause=\"expired\"} 0",
     ] {

@@ -7,6 +7,7 @@
 //! - `responses`: the other bodies (route, cluster info, topic list, KV).
 
 mod beans;
+mod fast;
 mod register;
 mod responses;
 mod zlib;

@@ -11,6 +11,16 @@ pub(super) const V3_0_11: i32 = 37;
 pub(super) const V5_0_0: i32 = 413;
 
 pub(super) fn decode(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+    if version >= V3_0_11 {
+        if let Some(fast) = super::fast::decode(body) {
+            return Ok(fast);
+        }
+    }
+    decode_lenient(body, version)
+}
+
+/// Every shape fastjson accepts.
+pub(super) fn decode_lenient(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
         return Err(BodyError::Shape("RegisterBrokerBody is not an object".into()));

@@ -376,6 +376,32 @@ proptest! {
         prop_assert_eq!(decode_register_broker_body(&bytes, compressed, version, MB), Ok(expected));
     }
 
+    /// The serde fast path and the lenient decoder agree on every body the fast path accepts, and it accepts
+    /// every mapping-free body a broker writes (so the fast path is really taken).
+    #[test]
+    fn fast_register_decoder_agrees_with_lenient(body in arb_body(), five in any::<bool>(), pad in any::<bool>()) {
+        let version = if five { 479 } else { 409 };
+        let mut bytes = encode_register_broker_body(&body, false, version);
+        if pad {
+            bytes.extend_from_slice(b" \n");
+        }
+        let fast = super::fast::decode(&bytes);
+        if body.mapping_infos.is_empty() || !five {
+            prop_assert!(fast.is_some(), "fast path refused {}", String::from_utf8_lossy(&bytes));
+        }
+        if let Some(fast) = fast {
+            prop_assert_eq!(Ok(fast), super::register::decode_lenient(&bytes, version));
+        }
+    }
+
+    #[test]
+    fn fast_register_decoder_never_disagrees_on_odd_input(text in "[{}\\[\\]\",:a-zA-Z0-9 ]{0,80}") {
+        let wrapped = format!("{{\"topicConfigSerializeWrapper\":{{\"topicConfigTable\":{text}}}}}");
+        if let Some(fast) = super::fast::decode(wrapped.as_bytes()) {
+            prop_assert_eq!(Ok(fast), super::register::decode_lenient(wrapped.as_bytes(), 479));
+        }
+    }
+
     #[test]
     fn register_body_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), compressed in any::<bool>()) {
         let _ = decode_register_broker_body(&bytes, compressed, 479, MB);

@@ -121,6 +121,11 @@ impl RouteView {
     pub fn topic_count(&self) -> usize {
         self.topics.len()
     }
+
+    /// Topic-queue entries: one per (topic, broker group) QueueData. O(topics); for metrics scrapes only.
+    pub fn queue_entry_count(&self) -> usize {
+        self.topics.values().map(|e| e.len()).sum()
+    }
 }
 
 /// §5.7: when some group of the route has no master, groups that enable acting master and whose queue data is not

@@ -1,0 +1,97 @@
+//! Fast path for the usual REGISTER_BROKER body: strict JSON of the usual shape, decoded by serde straight into
+//! our types, without building a `Value` tree (a 10k-topic body is decoded on a reactor, in front of queries).
+//! Anything unusual — bare keys, numbers as strings, `$ref`, duplicate keys, static-topic mappings — makes this
+//! return `None` and the lenient decoder takes over, so the result is the same either way (property-tested).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+
+use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Body {
+    filter_server_list: Option<Vec<String>>,
+    topic_config_serialize_wrapper: Option<Wrapper>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wrapper {
+    data_version: Option<Dv>,
+    topic_config_table: Option<Ordered<Tc>>,
+    topic_queue_mapping_info_map: Option<Ordered<IgnoredAny>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Dv {
+    counter: Option<i64>,
+    state_version: Option<i64>,
+    timestamp: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Tc {
+    topic_name: Option<String>,
+    read_queue_nums: Option<i32>,
+    write_queue_nums: Option<i32>,
+    perm: Option<i32>,
+    topic_sys_flag: Option<i32>,
+}
+
+/// A JSON object kept in body order (the lenient decoder keeps it too).
+struct Ordered<V>(Vec<(String, V)>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V_<V>(PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for V_<V> {
+            type Value = Ordered<V>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(entry) = map.next_entry::<String, V>()? {
+                    out.push(entry);
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V_(PhantomData))
+    }
+}
+
+/// `None`: not the usual shape; use the lenient decoder.
+pub(super) fn decode(body: &[u8]) -> Option<RegisterBrokerBody> {
+    let parsed: Body = serde_json::from_slice(body).ok()?;
+    let mut out = RegisterBrokerBody { filter_server_list: parsed.filter_server_list, ..Default::default() };
+    let Some(wrapper) = parsed.topic_config_serialize_wrapper else {
+        return Some(out);
+    };
+    if wrapper.topic_queue_mapping_info_map.is_some_and(|m| !m.0.is_empty()) {
+        return None;
+    }
+    if let Some(dv) = wrapper.data_version {
+        out.data_version = DataVersion {
+            counter: dv.counter.unwrap_or(0),
+            state_version: dv.state_version.unwrap_or(0),
+            timestamp: dv.timestamp.unwrap_or(0),
+        };
+    }
+    for (_, tc) in wrapper.topic_config_table.map(|t| t.0).unwrap_or_default() {
+        let Some(name) = tc.topic_name else { continue };
+        let mut c = TopicConfig::with_defaults(name);
+        c.read_queue_nums = tc.read_queue_nums.unwrap_or(c.read_queue_nums);
+        c.write_queue_nums = tc.write_queue_nums.unwrap_or(c.write_queue_nums);
+        c.perm = tc.perm.unwrap_or(c.perm);
+        c.topic_sys_flag = tc.topic_sys_flag.unwrap_or(c.topic_sys_flag);
+        out.topic_configs.push(c);
+    }
+    Some(out)
+}
