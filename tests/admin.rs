@@ -25,16 +25,7 @@ struct Fixture {
 }
 
 fn config_in(dir: &Path, tweak: impl FnOnce(&mut Config)) -> Config {
-    let mut config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 2,
-        pin_threads: false,
-        scan_not_active_broker_interval: 10,
-        kv_config_path: dir.join("kvConfig.json").display().to_string(),
-        config_store_path: dir.join("namesrv.properties").display().to_string(),
-        ..Config::default()
-    };
+    let mut config = support::inproc::loopback_config(dir);
     tweak(&mut config);
     config
 }

@@ -22,16 +22,7 @@ struct Fixture {
 
 fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 2,
-        pin_threads: false,
-        scan_not_active_broker_interval: 10,
-        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
-        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
-        ..Config::default()
-    };
+    let mut config = support::inproc::loopback_config(dir.path());
     tweak(&mut config);
     let clock = ManualClock::new(T0);
     let server = server::start_with_clock(config, clock.clone()).expect("server starts");

@@ -27,16 +27,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 fn start(tweak: impl FnOnce(&mut Config)) -> (server::ServerHandle, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 2,
-        pin_threads: false,
-        http_address: "127.0.0.1:0".into(),
-        kv_config_path: dir.path().join("kv.json").to_string_lossy().into_owned(),
-        config_store_path: dir.path().join("ns.properties").to_string_lossy().into_owned(),
-        ..Config::default()
-    };
+    let mut config = Config { http_address: "127.0.0.1:0".into(), ..support::inproc::loopback_config(dir.path()) };
     tweak(&mut config);
     (server::start(config).expect("start"), dir)
 }
@@ -153,16 +144,9 @@ fn graceful_shutdown_without_go_away_is_quick_and_complete() {
 fn warm_restart_serves_saved_routes_until_brokers_re_register() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 2,
-        pin_threads: false,
         http_address: "127.0.0.1:0".into(),
-        scan_not_active_broker_interval: 10,
         route_snapshot_path: dir.path().join("routes.bin").to_string_lossy().into_owned(),
-        kv_config_path: dir.path().join("kv.json").to_string_lossy().into_owned(),
-        config_store_path: dir.path().join("ns.properties").to_string_lossy().into_owned(),
-        ..Config::default()
+        ..support::inproc::loopback_config(dir.path())
     };
     let clock = namesrv::clock::ManualClock::new(support::registration::T0);
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };

@@ -8,6 +8,7 @@
 pub mod broker;
 pub mod client;
 pub mod gopeer;
+pub mod inproc;
 pub mod interop;
 pub mod java;
 pub mod mqadmin;
