@@ -191,3 +191,46 @@ fn warm_restart_serves_saved_routes_until_brokers_re_register() {
     }
     assert_eq!(get(third.http_addr().unwrap(), "/ready").0, 200);
 }
+
+/// The binary itself: SIGTERM stops it gracefully with exit status 0.
+#[test]
+fn sigterm_stops_the_binary_with_status_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = support::free_port();
+    let props = dir.path().join("namesrv.properties");
+    let kv = dir.path().join("kvConfig.json");
+    std::fs::write(&props, format!("listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\n", kv.display()))
+        .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mqnamesrv"))
+        .arg("-c")
+        .arg(&props)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the binary never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut c = Client::connect(addr);
+    assert_eq!(c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code, ResponseCode::SUCCESS);
+    let killed = std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("did not stop within 10 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(out.contains("The Name Server boot success."), "{out}");
+}
