@@ -252,6 +252,11 @@ impl Config {
         list
     }
 
+    /// `needWaitForService`: routes are refused until `waitSecondsForService` have passed since start.
+    pub fn waiting_for_service(&self, ms_since_start: i64) -> bool {
+        self.need_wait_for_service && ms_since_start < i64::from(self.wait_seconds_for_service) * 1000
+    }
+
     /// The number of reactor threads to run: the setting, or one per core.
     pub fn reactor_count(&self) -> usize {
         if self.reactor_threads > 0 {

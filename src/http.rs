@@ -33,8 +33,7 @@ impl HttpContext {
         if self.draining.load(Ordering::Acquire) {
             return Some("shutting down");
         }
-        let waited = self.clock.now_ms() - self.started_ms;
-        if snap.config.need_wait_for_service && waited < i64::from(snap.config.wait_seconds_for_service) * 1000 {
+        if snap.config.waiting_for_service(self.clock.now_ms() - self.started_ms) {
             return Some("waiting for brokers (needWaitForService)");
         }
         if self.metrics.writer.provisional_brokers.load(Ordering::Relaxed) > 0 {

@@ -20,7 +20,7 @@ pub fn topic_not_exist_remark(topic: Option<&str>) -> String {
 pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let snap = ctx.snapshot;
     let config = &snap.config;
-    if config.need_wait_for_service && ctx.now_ms - ctx.started_ms < i64::from(config.wait_seconds_for_service) * 1000 {
+    if config.waiting_for_service(ctx.now_ms - ctx.started_ms) {
         return Action::Reply(system_error(req, "name server not ready"));
     }
     let topic = req.ext("topic");

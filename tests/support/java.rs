@@ -13,6 +13,18 @@ use tempfile::TempDir;
 /// The 5.x release the differential tests answer against: the newest one with namesrv, broker, tools and client
 /// all on Maven Central (5.5.1 has no namesrv, tools or client artifacts). `MQVersion.CURRENT_VERSION` = 513.
 pub const JAVA_5X: &str = "5.5.0";
+/// What 4.9.x needs to run on Java 17 (`MappedFile.clean` reflects on `DirectByteBuffer.cleaner()`).
+pub const JAVA17_FLAGS_FOR_49: &[&str] = &[
+    "--add-opens",
+    "java.base/java.nio=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/jdk.internal.ref=ALL-UNNAMED",
+];
+
 /// The newest 4.9.x tools and client on Maven Central (there is no 4.9.8 namesrv or broker artifact there).
 pub const JAVA_49: &str = "4.9.8";
 
@@ -101,16 +113,7 @@ impl JavaNamesrv {
         .arg(format!("-Duser.home={}", home.display()))
         .arg(format!("-Drocketmq.home.dir={}", dir.path().display()));
         if version.starts_with("4.") {
-            cmd.args([
-                "--add-opens",
-                "java.base/java.nio=ALL-UNNAMED",
-                "--add-opens",
-                "java.base/sun.nio.ch=ALL-UNNAMED",
-                "--add-opens",
-                "java.base/jdk.internal.ref=ALL-UNNAMED",
-                "--add-exports",
-                "java.base/jdk.internal.ref=ALL-UNNAMED",
-            ]);
+            cmd.args(JAVA17_FLAGS_FOR_49);
         }
         cmd.arg("-cp")
             .arg(format!("{}:{}/*", conf.display(), lib.display()))

@@ -25,18 +25,7 @@ pub fn jvm_args(version: &str, home: &Path, heap: &[&str]) -> Vec<String> {
     // Never look a name server up over HTTP, even if something forgets `-n`.
     args.push("-Drocketmq.namesrv.domain=127.0.0.1".to_string());
     if version.starts_with("4.") {
-        for a in [
-            "--add-opens",
-            "java.base/java.nio=ALL-UNNAMED",
-            "--add-opens",
-            "java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens",
-            "java.base/jdk.internal.ref=ALL-UNNAMED",
-            "--add-exports",
-            "java.base/jdk.internal.ref=ALL-UNNAMED",
-        ] {
-            args.push(a.to_string());
-        }
+        args.extend(super::java::JAVA17_FLAGS_FOR_49.iter().map(|a| a.to_string()));
     }
     args
 }
