@@ -82,11 +82,6 @@ pub fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> Remotin
     RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some(remark.into()))
 }
 
-/// A required ext field as Java leaves it: the value, or `None` when missing.
-pub fn required<'r>(req: &'r RemotingCommand, key: &str) -> Option<&'r str> {
-    req.ext(key)
-}
-
 /// Encodes a body with one of `protocol::body`'s writers.
 pub fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);
