@@ -163,6 +163,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         clock: clock.clone(),
         started_ms: clock.now_ms(),
         max_frame: config.max_frame_length,
+        route_cache_bytes: config.route_cache_bytes,
         idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
         shutdown: shutdown.clone(),
         draining: draining.clone(),

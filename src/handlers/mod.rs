@@ -8,6 +8,7 @@ pub mod broker;
 pub mod cluster;
 pub mod kv;
 pub mod route;
+pub mod route_cache;
 pub mod topic;
 
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
@@ -22,6 +23,8 @@ pub struct Ctx<'a> {
     pub now_ms: i64,
     /// When the server started, for `needWaitForService`.
     pub started_ms: i64,
+    /// The reactor's encoded routes (its own; never shared between threads).
+    pub route_cache: &'a std::cell::RefCell<route_cache::RouteCache>,
 }
 
 /// A handler's verdict.

@@ -8,6 +8,7 @@
 pub mod conn;
 pub mod outbound;
 
+use std::cell::RefCell;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,6 +23,7 @@ use slab::Slab;
 use tracing::{debug, error, warn};
 
 use crate::clock::Clock;
+use crate::handlers::route_cache::RouteCache;
 use crate::handlers::{self, Action, Ctx};
 use crate::metrics::ReactorMetrics;
 use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
@@ -47,11 +49,13 @@ pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for
 #[derive(Clone)]
 pub struct Shared {
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: Sender<WriteCommand>,
+    pub writer: Sender<Box<WriteCommand>>,
     pub events: Sender<ConnEvent>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub max_frame: usize,
+    /// Budget of each reactor's encoded-route cache.
+    pub route_cache_bytes: usize,
     pub idle_ms: i64,
     pub shutdown: Arc<AtomicBool>,
     /// Graceful shutdown has begun: stop accepting, finish what is in flight.
@@ -72,6 +76,8 @@ pub struct Reactor {
     shared: Shared,
     next_gen: u32,
     scratch: Vec<u8>,
+    /// Encoded route bodies (handlers::route_cache); a RefCell because handlers run from `&self`.
+    route_cache: RefCell<RouteCache>,
     /// Connections with unread input left (budget hit, or output drained after a pause).
     again: Vec<usize>,
     last_idle_check_ms: i64,
@@ -97,8 +103,10 @@ impl Reactor {
         let mut listener = TcpListener::from_std(listener);
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
         let now = shared.clock.now_ms();
+        let route_cache = RefCell::new(RouteCache::new(shared.route_cache_bytes));
         let reactor = Reactor {
             id,
+            route_cache,
             poll,
             listener,
             conns: Slab::with_capacity(1024),
@@ -301,6 +309,7 @@ impl Reactor {
             snapshot: &snapshot,
             now_ms: self.shared.clock.now_ms(),
             started_ms: self.shared.started_ms,
+            route_cache: &self.route_cache,
         };
         // A bug in one handler must not take down the reactor and every connection on it.
         let action = match catch_unwind(AssertUnwindSafe(|| handlers::dispatch(&ctx, cmd))) {
@@ -313,14 +322,18 @@ impl Reactor {
         drop(snapshot);
         match action {
             Action::Reply(r) => Some(r),
-            Action::Write(op) => match self.shared.writer.try_send(WriteCommand { origin: Origin::new(id, cmd), op }) {
-                Ok(()) => None,
-                Err(TrySendError::Full(_)) => {
-                    self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                    Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
+            Action::Write(op) => {
+                match self.shared.writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, cmd), op })) {
+                    Ok(()) => None,
+                    Err(TrySendError::Full(_)) => {
+                        self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+                        Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
+                    }
+                    Err(TrySendError::Disconnected(_)) => {
+                        Some(handlers::system_error(cmd, "name server is shutting down"))
+                    }
                 }
-                Err(TrySendError::Disconnected(_)) => Some(handlers::system_error(cmd, "name server is shutting down")),
-            },
+            }
         }
     }
 
@@ -448,7 +461,7 @@ mod tests {
         let id = ConnId { reactor: 0, token: 0, gen: 1 };
         let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
         let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-        writer.try_send(WriteCommand { origin: Origin::new(id, &filler), op }).unwrap();
+        writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, &filler), op })).unwrap();
         let shared = Shared {
             cell,
             writer,
@@ -456,6 +469,7 @@ mod tests {
             clock: Arc::new(SystemClock),
             started_ms: 0,
             max_frame: 1024,
+            route_cache_bytes: 0,
             idle_ms: 0,
             shutdown: Arc::new(AtomicBool::new(false)),
             draining: Arc::new(AtomicBool::new(false)),
