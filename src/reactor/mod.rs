@@ -228,13 +228,19 @@ impl Reactor {
             return;
         };
         if conn.output.len() > MAX_PENDING_OUTPUT {
-            return; // resumed from `flush` once the peer has read its replies
+            // Not read from until it reads its replies (`flush` resumes it). Try a write: this event may be the peer
+            // resetting, which only a failed write reveals, and the connection must not linger until idle.
+            self.flush(key);
+            return;
         }
-        let (outcome, n) = conn.fill(&mut self.scratch, READ_BUDGET);
+        // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
+        // stays bounded as well; the socket is read on the next turn (`again`).
+        let backlog = whole_frame_buffered(&conn.input);
+        let (outcome, n) = if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, READ_BUDGET) };
         if n > 0 {
             conn.last_active_ms = self.shared.clock.now_ms();
         }
-        if n >= READ_BUDGET {
+        if n >= READ_BUDGET || backlog {
             self.again.push(key);
         }
         if let Err(reason) = self.decode_and_handle(key) {
@@ -260,6 +266,11 @@ impl Reactor {
             let Some(conn) = self.conns.get_mut(key) else {
                 return Ok(());
             };
+            if conn.output.len() > MAX_PENDING_OUTPUT {
+                // The peer does not read: its other frames wait until `flush` resumes it. Checked per frame, as one
+                // read budget of small requests with large replies (topic lists) would otherwise queue gigabytes.
+                return Ok(());
+            }
             let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
                 Ok(Some(cmd)) => cmd,
                 Ok(None) => return Ok(()),
@@ -439,6 +450,14 @@ impl Reactor {
         if conn.broker && !self.shared.shutdown.load(Ordering::Acquire) {
             let _ = self.shared.events.send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
         }
+    }
+}
+
+/// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
+fn whole_frame_buffered(input: &[u8]) -> bool {
+    match input.first_chunk::<4>() {
+        Some(prefix) => (input.len() - 4) as u64 >= u64::from(u32::from_be_bytes(*prefix)),
+        None => false,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod interop;
 pub mod java;
 pub mod mqadmin;
 pub mod normalize;
+pub mod observe;
 pub mod ours;
 pub mod proc;
 pub mod registration;
