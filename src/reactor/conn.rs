@@ -25,6 +25,9 @@ pub struct Conn {
     pub outbound: Option<Outbound>,
     /// Since when more than `maxPendingWriteBytes` of replies wait for this peer (we do not read it meanwhile).
     pub paused_since_ms: Option<i64>,
+    /// Decoding stopped with complete frames left in `input` because too much output was queued; resumed by
+    /// `flush` once it drains (no readable event may come: the peer already sent them).
+    pub stalled: bool,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
     limits_logged: u8,
 }
@@ -59,6 +62,7 @@ impl Conn {
             want_write: false,
             outbound: None,
             paused_since_ms: None,
+            stalled: false,
             limits_logged: 0,
         }
     }

@@ -299,6 +299,7 @@ impl Reactor {
             };
             if conn.output.len() > self.shared.max_pending_write {
                 // Already-read requests wait too: 1 MiB of small requests for big replies must not queue GBs.
+                conn.stalled = true;
                 return Ok(());
             }
             let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
@@ -454,8 +455,9 @@ impl Reactor {
                     );
                 }
             }
-            (false, Some(_)) => {
+            (false, paused) if paused.is_some() || conn.stalled => {
                 conn.paused_since_ms = None;
+                conn.stalled = false;
                 self.again.push(key);
             }
             _ => {}
