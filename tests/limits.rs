@@ -6,6 +6,7 @@ mod support;
 
 use std::io::{ErrorKind, Read};
 use std::net::TcpStream;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use namesrv::handlers::Limit;
@@ -37,6 +38,36 @@ fn route(c: &mut Client, topic: &str) -> RemotingCommand {
 fn assert_served(c: &mut Client, after: &str) {
     let r = c.request(new_cmd(C::GET_BROKER_CLUSTER_INFO));
     assert_eq!(r.code, ResponseCode::SUCCESS, "a healthy client is served after {after}");
+}
+
+/// Log lines of every server in this test binary, captured from the first call on (a global subscriber).
+fn log_lines_with(needle: &str) -> usize {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    let logs = LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        buf
+    });
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    text.lines().filter(|l| l.contains(needle)).count()
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn encode(cmd: &RemotingCommand) -> Vec<u8> {
@@ -128,6 +159,7 @@ fn peak_rss_bytes() -> u64 {
 
 #[test]
 fn zlib_bomb_registration_is_refused_at_max_inflated_body() {
+    log_lines_with(""); // capture from here on
     let fx = InProc::start(|_| {}); // the default maxInflatedBody, 64 MiB
     let mut healthy = fx.client();
     let mut bomber = fx.client();
@@ -145,6 +177,7 @@ fn zlib_bomb_registration_is_refused_at_max_inflated_body() {
     let peak = peak_rss_bytes();
     assert!(peak < 768 * 1024 * 1024, "peak RSS {peak} bytes");
     assert_eq!(fx.server.metrics().limit_hits(Limit::InflatedBody), 2);
+    assert_eq!(log_lines_with("inflated_body"), 1, "logged once per connection, counted each time");
     assert_eq!(route(&mut bomber, "any").code, ResponseCode::TOPIC_NOT_EXIST, "the bomber's connection still works");
     assert_eq!(fx.server.snapshot().routes.topic_count(), 0, "nothing was applied");
     assert_served(&mut healthy, "a zlib bomb");
@@ -169,6 +202,7 @@ fn registration_over_max_topics_is_refused_whole() {
 
 #[test]
 fn connections_beyond_max_connections_are_closed_and_counted() {
+    log_lines_with(""); // capture from here on
     let fx = InProc::start(|c| c.max_connections = 2);
     let mut a = fx.client();
     let mut b = fx.client();
@@ -178,6 +212,9 @@ fn connections_beyond_max_connections_are_closed_and_counted() {
         fx.client().expect_closed(WAIT);
     }
     assert_eq!(fx.server.metrics().limit_hits(Limit::Connections), 3);
+    // One line per burst and reactor (two here), not one per connection.
+    let lines = log_lines_with("maxConnections reached");
+    assert!((1..=2).contains(&lines), "{lines} log lines for 3 refused connections");
     assert_served(&mut a, "refused connections");
     drop(a);
     // The server notices the close asynchronously; then a new connection has room again.
@@ -199,6 +236,7 @@ fn small_window_client(addr: std::net::SocketAddr) -> TcpStream {
 
 #[test]
 fn peer_that_does_not_read_is_paused_then_closed() {
+    log_lines_with(""); // capture from here on
     let fx = InProc::start(|c| {
         c.max_pending_write_bytes = 256 * 1024;
         c.slow_reader_close_seconds = 1;
@@ -216,6 +254,7 @@ fn peer_that_does_not_read_is_paused_then_closed() {
     std::io::Write::write_all(&mut slow, &requests).expect("send requests");
     let metrics = fx.server.metrics();
     assert!(eventually(WAIT, || metrics.limit_hits(Limit::PendingWritePaused) >= 1), "the slow reader is paused");
+    assert_eq!(log_lines_with("does not read its replies"), 1, "one connection, one line");
     assert_served(&mut healthy, "a peer stopped reading");
     assert_eq!(metrics.limit_hits(Limit::PendingWriteClosed), 0, "not closed before slowReaderCloseSeconds");
 
@@ -254,10 +293,15 @@ fn idle_connection_is_closed_and_its_broker_evicted() {
     let mut broker = fx.client();
     let r = broker.request(register(&BROKER, &topics("idle", 2)));
     assert_eq!(r.code, 0, "{:?}", r.remark);
-    // 6 s of silence: past the idle timeout, far from the broker's 120 s heartbeat timeout.
-    fx.clock.advance_ms(6_000);
+    // 6 s of silence: past the idle timeout, far from the broker's 120 s heartbeat timeout. The reactor stamps the
+    // connection active after writing the reply, which may be after we read it: advance again if the first step
+    // raced with that stamp.
+    let closed = eventually(WAIT, || {
+        fx.clock.advance_ms(6_000);
+        matches!(broker.recv(Duration::from_millis(100)), Err(e) if !e.contains("timed out"))
+    });
+    assert!(closed, "the idle connection is closed");
     let mut fresh = fx.client();
-    broker.expect_closed(WAIT);
     let evicted = eventually(WAIT, || route(&mut fresh, "idle-000000").code == ResponseCode::TOPIC_NOT_EXIST);
     assert!(evicted, "the idle broker's routes are gone");
     assert_served(&mut fresh, "an idle close");
@@ -290,6 +334,7 @@ fn writes() -> Vec<RemotingCommand> {
 
 #[test]
 fn allow_list_refuses_writes_from_unlisted_peers_and_serves_reads() {
+    log_lines_with(""); // capture from here on
     let fx = InProc::start(|c| c.admin_allow_list = list("10.0.0.0/8"));
     let mut c = fx.client();
     let all = writes();
@@ -307,6 +352,7 @@ fn allow_list_refuses_writes_from_unlisted_peers_and_serves_reads() {
     assert_eq!(c.request(new_cmd(C::GET_NAMESRV_CONFIG)).code, ResponseCode::SUCCESS);
     assert!(c.strays.is_empty(), "{:?}", c.strays);
     assert_eq!(fx.server.metrics().limit_hits(Limit::AdminAllowList), n + 1);
+    assert_eq!(log_lines_with("admin_allow_list"), 1, "logged once per connection, counted each time");
     // Reads stay open, and nothing was applied.
     let get_kv = new_cmd(C::GET_KV_CONFIG).with_ext("namespace", "ns").with_ext("key", "k");
     assert_eq!(c.request(get_kv).code, ResponseCode::QUERY_NOT_FOUND);
