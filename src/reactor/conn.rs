@@ -23,6 +23,13 @@ pub struct Conn {
     pub want_write: bool,
     /// Set on connections this server opened to a broker (905 notifications).
     pub outbound: Option<Outbound>,
+    /// Since when more than `maxPendingWriteBytes` of replies wait for this peer (we do not read it meanwhile).
+    pub paused_since_ms: Option<i64>,
+    /// Decoding stopped with complete frames left in `input` because too much output was queued; resumed by
+    /// `flush` once it drains (no readable event may come: the peer already sent them).
+    pub stalled: bool,
+    /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
+    limits_logged: u8,
 }
 
 /// State of a connection we opened.
@@ -54,7 +61,18 @@ impl Conn {
             broker: false,
             want_write: false,
             outbound: None,
+            paused_since_ms: None,
+            stalled: false,
+            limits_logged: 0,
         }
+    }
+
+    /// True the first time this connection goes over `limit`: log then, count always.
+    pub fn first_time_over(&mut self, limit: crate::handlers::Limit) -> bool {
+        let bit = 1u8 << (limit as u8);
+        let first = self.limits_logged & bit == 0;
+        self.limits_logged |= bit;
+        first
     }
 
     /// Reads until WouldBlock (mio is edge-triggered), appending to `input`, at most `budget` bytes so one

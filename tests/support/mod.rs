@@ -101,6 +101,18 @@ pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
     std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
 }
 
+/// Polls `f` every 2 ms until it holds or `limit` passes.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    f()
+}
+
 /// Kills a child process and reaps it, ignoring errors (already dead).
 pub(crate) fn kill_and_reap(child: &mut Child) {
     let _ = child.kill();
