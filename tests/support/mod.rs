@@ -7,15 +7,19 @@
 
 pub mod broker;
 pub mod client;
+pub mod differ;
 pub mod gopeer;
 pub mod inproc;
 pub mod interop;
 pub mod java;
 pub mod mqadmin;
+pub mod native;
 pub mod normalize;
 pub mod ours;
 pub mod proc;
+pub mod recorder;
 pub mod registration;
+pub mod replay;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
