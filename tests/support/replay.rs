@@ -30,7 +30,10 @@ pub struct Replayed {
 /// difference) if a reply differed.
 pub fn replay(what: &str, recording: &Recording) -> Replayed {
     let mut done = Replayed::default();
-    run_script(what, &[], &[], |run| replay_into(run, recording, &mut done));
+    // Java refuses to start without a rocketmqHome and lists it in GET_NAMESRV_CONFIG; ours gets one in its -c
+    // file so that both list the key (as in the surface test; docs/compatibility.md).
+    let home = std::env::temp_dir().to_string_lossy().into_owned();
+    run_script(what, &[], &[("rocketmqHome", &home)], |run| replay_into(run, recording, &mut done));
     done
 }
 
