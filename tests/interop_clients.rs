@@ -52,7 +52,16 @@ fn cpp_and_ali_ons_clients_recorded_then_replayed_against_java() {
     let cluster = "NativeCluster";
     let broker_name = "native-broker";
     let topic = "NativeTopic";
-    let mut broker = Broker::start(JAVA_5X, cluster, broker_name, &via);
+    // forceRegister=false: the broker asks QUERY_DATA_VERSION every period and registers only when it changed;
+    // enableSlaveActingMaster with compatibleWithOldNameSrv=false: it also sends BROKER_HEARTBEAT every second
+    // (with the default `true` its heartbeat is another QUERY_DATA_VERSION). All of it ends up in the recording.
+    let mut broker = Broker::start_with(
+        JAVA_5X,
+        cluster,
+        broker_name,
+        &via,
+        &[("forceRegister", "false"), ("enableSlaveActingMaster", "true"), ("compatibleWithOldNameSrv", "false")],
+    );
     wait_registered(ns.addr(), &broker, Duration::from_secs(60));
     step(t0, &format!("broker registered with ours through the recorder at {via}"));
 
@@ -149,6 +158,8 @@ fn cpp_and_ali_ons_clients_recorded_then_replayed_against_java() {
     for code in [
         Rc::REGISTER_BROKER,
         Rc::UNREGISTER_BROKER,
+        Rc::QUERY_DATA_VERSION,
+        Rc::BROKER_HEARTBEAT,
         Rc::GET_ROUTEINFO_BY_TOPIC,
         Rc::GET_BROKER_CLUSTER_INFO,
         Rc::GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
