@@ -142,11 +142,11 @@ fn cpp_and_ali_ons_clients_recorded_then_replayed_against_java() {
     let recording = recorder.stop();
     step(t0, &format!("broker shut down; recorded {} events", recording.events.len()));
 
-    // Through a file, as a failing run can keep it for replaying alone.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("recording.bin");
+    // Through a file that outlives the run (overwritten by the next one), so a failed replay can be looked at.
+    let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-clients-recording.bin");
     recording.save(&file);
     let recording = Recording::load(&file);
+    step(t0, &format!("recording saved to {}", file.display()));
     let requests = recording.requests();
     let mut seen: Vec<(i32, String, i32)> = requests
         .iter()
