@@ -1,5 +1,7 @@
 //! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
-//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and reply normalisation (`normalize`).
+//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`), reply normalisation (`normalize`) and the
+//! Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its recordings
+//! (`recorder`, `replay`), and the real peers (`broker`, `mqadmin`, `gopeer`, `native`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
@@ -7,16 +9,20 @@
 
 pub mod broker;
 pub mod client;
+pub mod differ;
 pub mod gopeer;
 pub mod inproc;
 pub mod interop;
 pub mod java;
 pub mod mqadmin;
+pub mod native;
 pub mod normalize;
 pub mod observe;
 pub mod ours;
 pub mod proc;
+pub mod recorder;
 pub mod registration;
+pub mod replay;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
