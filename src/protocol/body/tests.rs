@@ -300,6 +300,26 @@ fn zlib_malformations_are_errors() {
     assert!(decode_register_broker_body(&[0x78, 0x01, 0xFF], true, 479, MB).is_err());
 }
 
+/// Found by review for the fuzzing work: a topic count that fits 4-byte items but not real topic configs reserved
+/// count × `TopicConfig` (10x the inflated bytes) before the first part failed. Now the count itself is refused.
+#[test]
+fn zlib_topic_count_is_checked_against_the_smallest_topic_part() {
+    let n = 1 << 18;
+    let mut raw = Vec::new();
+    part(&mut raw, b"{}");
+    raw.extend_from_slice(&(n as i32).to_be_bytes());
+    raw.resize(raw.len() + 4 * n, 0);
+    let err = decode_register_broker_body(&zlib(&raw), true, 479, 4 * MB).unwrap_err();
+    assert!(matches!(&err, BodyError::Compressed(m) if m.starts_with("count 262144 exceeds")), "{err}");
+    // The smallest real part still fits its own count.
+    let mut raw = Vec::new();
+    part(&mut raw, b"{}");
+    raw.extend_from_slice(&1i32.to_be_bytes());
+    part(&mut raw, b" 0 0 0 MULTI_TAG");
+    part(&mut raw, b"[]");
+    assert_eq!(decode_register_broker_body(&zlib(&raw), true, 409, MB).unwrap().topic_configs[0].topic_name, "");
+}
+
 #[test]
 fn zlib_bomb_is_refused() {
     use std::io::Write;
