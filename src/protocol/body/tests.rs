@@ -237,6 +237,22 @@ fn register_body_4_9_json_shape() {
     );
 }
 
+/// Found by the fuzz differential (fuzz/checks.rs, fast path vs lenient decoder): serde's derived structs also read a
+/// JSON array as their fields in order, so the fast path took `"dataVersion":[7,0,1]` as counter 7, or a topic
+/// written as an array as a topic, where the lenient decoder (like fastjson's bean reader) takes no bean at all.
+#[test]
+fn fast_path_reads_beans_only_from_objects() {
+    for body in [
+        r#"{"topicConfigSerializeWrapper":{"dataVersion":[7,0,1]}}"#,
+        r#"{"topicConfigSerializeWrapper":{"topicConfigTable":{"t":["t",8,8,6,0]}}}"#,
+        r#"{"topicConfigSerializeWrapper":[{"counter":7},{"t":{"topicName":"t"}},{}]}"#,
+        r#"[null,{"dataVersion":{"counter":7}}]"#,
+    ] {
+        let lenient = super::register::decode_lenient(body.as_bytes(), 479);
+        assert_eq!(decode_register_broker_body(body.as_bytes(), false, 479, MB), lenient, "{body}");
+    }
+}
+
 fn zlib(raw: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
