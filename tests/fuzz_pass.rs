@@ -23,8 +23,14 @@ const TARGETS: [Target; 6] = [
     ("properties", checks::properties),
 ];
 
-/// The committed seeds of a target, in name order.
-fn seeds(target: &str) -> Vec<Vec<u8>> {
+/// The committed seeds of a target, in name order (read once per test binary).
+fn seeds(target: &str) -> &'static [Vec<u8>] {
+    static ALL: std::sync::OnceLock<Vec<Vec<Vec<u8>>>> = std::sync::OnceLock::new();
+    let all = ALL.get_or_init(|| TARGETS.iter().map(|(t, _)| read_seeds(t)).collect());
+    &all[TARGETS.iter().position(|(t, _)| *t == target).expect("known target")]
+}
+
+fn read_seeds(target: &str) -> Vec<Vec<u8>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -214,19 +220,19 @@ fn mutation_case() -> impl Strategy<Value = (usize, usize, Vec<Edit>, bool)> {
 
 proptest! {
     // Bounded for `cargo test` (a few seconds in debug); the long runs are `cargo fuzz`.
-    #![proptest_config(ProptestConfig { cases: 8000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 20000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_seeds_hold_the_properties((t, s, edits, inner) in mutation_case()) {
         let (target, check) = TARGETS[t];
         let all = seeds(target);
-        let input = mutate(target, &all[s % all.len()], &edits, &all, inner);
+        let input = mutate(target, &all[s % all.len()], &edits, all, inner);
         check(&input);
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 5000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_bytes_hold_the_properties(t in 0..TARGETS.len(), data in proptest::collection::vec(any::<u8>(), 0..512)) {
