@@ -100,7 +100,7 @@ fn to_serde(v: &Value) -> serde_json::Value {
 pub fn register_version(selector: u8) -> i32 {
     match (selector >> 1) % 3 {
         0 => V3_0_11 - 1,
-        1 => 396, // V4_9_7
+        1 => 407, // V4_9_7, what the captured 4.9.7 broker sends
         _ => 513, // V5_5_0
     }
 }

@@ -1,7 +1,8 @@
 //! Fast path for the usual REGISTER_BROKER body: strict JSON of the usual shape, decoded by serde straight into
 //! our types, without building a `Value` tree (a 10k-topic body is decoded on a reactor, in front of queries).
-//! Anything unusual — bare keys, numbers as strings, `$ref`, duplicate keys, static-topic mappings — makes this
-//! return `None` and the lenient decoder takes over, so the result is the same either way (property-tested).
+//! Anything unusual — bare keys, numbers as strings, `$ref`, duplicate keys, beans written as arrays, static-topic
+//! mappings — makes this return `None` and the lenient decoder takes over, so the result is the same either way
+//! (property-tested, and fuzzed as a differential: docs/fuzzing.md).
 
 use std::fmt;
 use std::marker::PhantomData;
