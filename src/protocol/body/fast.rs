@@ -1,11 +1,13 @@
 //! Fast path for the usual REGISTER_BROKER body: strict JSON of the usual shape, decoded by serde straight into
 //! our types, without building a `Value` tree (a 10k-topic body is decoded on a reactor, in front of queries).
-//! Anything unusual — bare keys, numbers as strings, `$ref`, duplicate keys, static-topic mappings — makes this
-//! return `None` and the lenient decoder takes over, so the result is the same either way (property-tested).
+//! Anything unusual — bare keys, numbers as strings, `$ref`, duplicate keys, beans written as arrays, static-topic
+//! mappings — makes this return `None` and the lenient decoder takes over, so the result is the same either way
+//! (property-tested, and fuzzed as a differential: docs/fuzzing.md).
 
 use std::fmt;
 use std::marker::PhantomData;
 
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -15,14 +17,14 @@ use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
 #[serde(rename_all = "camelCase")]
 struct Body {
     filter_server_list: Option<Vec<String>>,
-    topic_config_serialize_wrapper: Option<Wrapper>,
+    topic_config_serialize_wrapper: Option<Obj<Wrapper>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Wrapper {
-    data_version: Option<Dv>,
-    topic_config_table: Option<Ordered<Tc>>,
+    data_version: Option<Obj<Dv>>,
+    topic_config_table: Option<Ordered<Obj<Tc>>>,
     topic_queue_mapping_info_map: Option<Ordered<IgnoredAny>>,
 }
 
@@ -67,24 +69,44 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
     }
 }
 
+/// A bean that must be written as a JSON object. serde's derived structs also accept an array (the fields in order);
+/// fastjson and the lenient decoder take no bean from one, so such a body must go the lenient way.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V_<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V_<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        d.deserialize_map(V_(PhantomData))
+    }
+}
+
 /// `None`: not the usual shape; use the lenient decoder.
 pub(super) fn decode(body: &[u8]) -> Option<RegisterBrokerBody> {
-    let parsed: Body = serde_json::from_slice(body).ok()?;
+    let Obj(parsed): Obj<Body> = serde_json::from_slice(body).ok()?;
     let mut out = RegisterBrokerBody { filter_server_list: parsed.filter_server_list, ..Default::default() };
-    let Some(wrapper) = parsed.topic_config_serialize_wrapper else {
+    let Some(Obj(wrapper)) = parsed.topic_config_serialize_wrapper else {
         return Some(out);
     };
     if wrapper.topic_queue_mapping_info_map.is_some_and(|m| !m.0.is_empty()) {
         return None;
     }
-    if let Some(dv) = wrapper.data_version {
+    if let Some(Obj(dv)) = wrapper.data_version {
         out.data_version = DataVersion {
             counter: dv.counter.unwrap_or(0),
             state_version: dv.state_version.unwrap_or(0),
             timestamp: dv.timestamp.unwrap_or(0),
         };
     }
-    for (_, tc) in wrapper.topic_config_table.map(|t| t.0).unwrap_or_default() {
+    for (_, Obj(tc)) in wrapper.topic_config_table.map(|t| t.0).unwrap_or_default() {
         let Some(name) = tc.topic_name else { continue };
         let mut c = TopicConfig::with_defaults(name);
         c.read_queue_nums = tc.read_queue_nums.unwrap_or(c.read_queue_nums);

@@ -237,6 +237,22 @@ fn register_body_4_9_json_shape() {
     );
 }
 
+/// Found by the fuzz differential (fuzz/checks.rs, fast path vs lenient decoder): serde's derived structs also read a
+/// JSON array as their fields in order, so the fast path took `"dataVersion":[7,0,1]` as counter 7, or a topic
+/// written as an array as a topic, where the lenient decoder (like fastjson's bean reader) takes no bean at all.
+#[test]
+fn fast_path_reads_beans_only_from_objects() {
+    for body in [
+        r#"{"topicConfigSerializeWrapper":{"dataVersion":[7,0,1]}}"#,
+        r#"{"topicConfigSerializeWrapper":{"topicConfigTable":{"t":["t",8,8,6,0]}}}"#,
+        r#"{"topicConfigSerializeWrapper":[{"counter":7},{"t":{"topicName":"t"}},{}]}"#,
+        r#"[null,{"dataVersion":{"counter":7}}]"#,
+    ] {
+        let lenient = super::register::decode_lenient(body.as_bytes(), 479);
+        assert_eq!(decode_register_broker_body(body.as_bytes(), false, 479, MB), lenient, "{body}");
+    }
+}
+
 fn zlib(raw: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
@@ -298,6 +314,26 @@ fn zlib_malformations_are_errors() {
     let good = zlib(b"abc");
     assert!(decode_register_broker_body(&good[..good.len() / 2], true, 479, MB).is_err());
     assert!(decode_register_broker_body(&[0x78, 0x01, 0xFF], true, 479, MB).is_err());
+}
+
+/// Found by review for the fuzzing work: a topic count that fits 4-byte items but not real topic configs reserved
+/// count × `TopicConfig` (10x the inflated bytes) before the first part failed. Now the count itself is refused.
+#[test]
+fn zlib_topic_count_is_checked_against_the_smallest_topic_part() {
+    let n = 1 << 18;
+    let mut raw = Vec::new();
+    part(&mut raw, b"{}");
+    raw.extend_from_slice(&(n as i32).to_be_bytes());
+    raw.resize(raw.len() + 4 * n, 0);
+    let err = decode_register_broker_body(&zlib(&raw), true, 479, 4 * MB).unwrap_err();
+    assert!(matches!(&err, BodyError::Compressed(m) if m.starts_with("count 262144 exceeds")), "{err}");
+    // The smallest real part still fits its own count.
+    let mut raw = Vec::new();
+    part(&mut raw, b"{}");
+    raw.extend_from_slice(&1i32.to_be_bytes());
+    part(&mut raw, b" 0 0 0 MULTI_TAG");
+    part(&mut raw, b"[]");
+    assert_eq!(decode_register_broker_body(&zlib(&raw), true, 409, MB).unwrap().topic_configs[0].topic_name, "");
 }
 
 #[test]

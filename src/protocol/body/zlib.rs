@@ -74,12 +74,18 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The smallest topic config part that `parse_topic_config` accepts: a length and five non-empty fields,
+/// `" 0 0 0 MULTI_TAG"` (16 bytes).
+const MIN_TOPIC_PART: usize = 4 + 16;
+
 pub(super) fn decode(body: &[u8], version: i32, max: usize) -> Result<RegisterBrokerBody, BodyError> {
     let raw = inflate(body, max)?;
     let mut c = Cursor { s: &raw };
     let dv = parse_json(c.part()?)?;
     let mut out = RegisterBrokerBody { data_version: beans::read_data_version(&dv)?, ..Default::default() };
-    let topics = c.count(4)?;
+    // Checked against the smallest possible part, not 4 bytes: the count sizes a reservation of ~40-byte
+    // `TopicConfig`s, which a 4-byte minimum let a lying count inflate to 10x the inflated body.
+    let topics = c.count(MIN_TOPIC_PART)?;
     out.topic_configs.reserve(topics);
     for _ in 0..topics {
         out.topic_configs.push(parse_topic_config(c.part()?)?);

@@ -1,0 +1,168 @@
+//! The properties checked on every input, shared by the cargo-fuzz targets (`fuzz/fuzz_targets/*.rs`) and the
+//! bounded pass that `cargo test` runs (`tests/fuzz_pass.rs`), so both harnesses test exactly the same thing. Each
+//! function takes raw bytes, must never panic on its own, and asserts its properties: a failed assertion is a
+//! finding. See docs/fuzzing.md.
+
+// Each fuzz target uses only one of these checks.
+#![allow(dead_code)]
+
+use bytes::BytesMut;
+use namesrv::model::RegisterBrokerBody;
+use namesrv::protocol::body::{decode_register_broker_body, encode_register_broker_body};
+use namesrv::protocol::frame::{self, DEFAULT_MAX_FRAME};
+use namesrv::protocol::json::{self, Value};
+use namesrv::protocol::{props, LanguageCode, RemotingCommand, SerializeType};
+
+/// The server's default `maxInflatedBody` (64 MiB): what a hostile zlib body can make a reactor inflate.
+pub const MAX_INFLATED: usize = 64 * 1024 * 1024;
+
+/// `MQVersion` ordinals of V3_0_11 and V5_0_0, where the RegisterBrokerBody layout changes.
+const V3_0_11: i32 = 37;
+const V5_0_0: i32 = 413;
+
+/// A buffer of frames as a reactor sees it: decode frame after frame until more bytes are needed or one is broken.
+/// Properties: no panic; "need more" consumes nothing; every decoded command survives encode → decode.
+pub fn frames(data: &[u8]) {
+    let mut buf = BytesMut::from(data);
+    loop {
+        let before = buf.len();
+        match frame::decode(&mut buf, DEFAULT_MAX_FRAME) {
+            Ok(Some(cmd)) => {
+                assert!(buf.len() < before, "a decoded frame consumed nothing");
+                command_round_trips(&cmd);
+            }
+            Ok(None) => {
+                assert_eq!(buf.len(), before, "an incomplete frame consumed bytes");
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// One frame whose header is `header` in the given encoding and whose body is empty: reaches the header decoders
+/// without the fuzzer having to discover the length prefix and header word.
+pub fn header(serialize_type: SerializeType, header: &[u8]) {
+    let mut data = Vec::with_capacity(header.len() + 8);
+    // Both lengths fit: fuzz inputs are far below 16 MiB, and frames() rejects longer ones anyway.
+    data.extend_from_slice(&(header.len() as u32 + 4).to_be_bytes());
+    data.extend_from_slice(&(((serialize_type as u32) << 24) | (header.len() as u32 & 0x00FF_FFFF)).to_be_bytes());
+    data.extend_from_slice(header);
+    frames(&data);
+}
+
+/// decode(encode(cmd)) = cmd, except what a binary header cannot carry (Java's `RocketMQSerializable` alike): an
+/// unknown language (written as JAVA), and ext fields that are present but empty (a block of only null keys or
+/// values decodes to an empty map, and an empty map is written as length 0, which decodes to none).
+fn command_round_trips(cmd: &RemotingCommand) {
+    let mut out = BytesMut::new();
+    frame::encode(cmd, &mut out);
+    let again = frame::decode(&mut out, usize::MAX)
+        .unwrap_or_else(|e| panic!("re-encoded {cmd:?} does not decode: {e}"))
+        .unwrap_or_else(|| panic!("re-encoded {cmd:?} is incomplete"));
+    assert!(out.is_empty(), "re-encoded frame left {} bytes", out.len());
+    let mut want = cmd.clone();
+    if want.serialize_type == SerializeType::RocketMq {
+        want.language = Some(want.language.unwrap_or(LanguageCode::Java));
+        want.ext_fields = want.ext_fields.filter(|e| !e.is_empty());
+    }
+    assert_eq!(again, want, "encode → decode changed the command");
+}
+
+/// The tolerant JSON reader: no panic; it reads its own output back to the same value; and wherever serde_json
+/// accepts the input, it reads the same document (serde_json keeps the last of duplicate keys, as `Value::get`).
+pub fn json_reader(data: &[u8]) {
+    let ours = json::parse(data);
+    if let Ok(v) = &ours {
+        let text = v.to_json_text();
+        assert_eq!(json::parse(text.as_bytes()).as_ref(), Ok(v), "re-reading {text:?}");
+    }
+    if let Ok(theirs) = serde_json::from_slice::<serde_json::Value>(data) {
+        let ours = ours.unwrap_or_else(|e| panic!("serde_json reads it as {theirs}, we fail: {e}"));
+        assert_eq!(to_serde(&ours), theirs);
+    }
+}
+
+fn to_serde(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        // Only reached when serde_json accepted the whole document, so it accepts each number's text too.
+        Value::Number(t) => serde_json::from_str(t).unwrap_or_else(|e| panic!("number {t:?}: {e}")),
+        Value::String(s) => J::String(s.clone()),
+        Value::Array(items) => J::Array(items.iter().map(to_serde).collect()),
+        Value::Object(members) => J::Object(members.iter().map(|(k, v)| (k.clone(), to_serde(v))).collect()),
+    }
+}
+
+/// The request `version` a selector byte stands for: one on each side of both layout changes.
+pub fn register_version(selector: u8) -> i32 {
+    match (selector >> 1) % 3 {
+        0 => V3_0_11 - 1,
+        1 => 407, // V4_9_7, what the captured 4.9.7 broker sends
+        _ => 513, // V5_5_0
+    }
+}
+
+/// REGISTER_BROKER bodies. The first byte picks `compressed` (bit 0) and the request version
+/// (`register_version`); the rest is the body. Properties: no panic, and a decoded body re-encoded the way a
+/// broker of that version sends it decodes to the same body (modulo what that layout cannot carry).
+pub fn register_body(data: &[u8]) {
+    let Some((&selector, body)) = data.split_first() else {
+        return;
+    };
+    let compressed = selector & 1 == 1;
+    let version = register_version(selector);
+    fast_agrees_with_lenient(body, version);
+    let Ok(decoded) = decode_register_broker_body(body, compressed, version, MAX_INFLATED) else {
+        return;
+    };
+    // Which decoder ran: the same sniffing as decode_register_broker_body.
+    let zlib = matches!(body.first(), Some(&0x78)) || (compressed && body.first() != Some(&b'{'));
+    let want = carried(decoded, zlib, version);
+    let bytes = encode_register_broker_body(&want, zlib, version);
+    let again = decode_register_broker_body(&bytes, zlib, version, MAX_INFLATED)
+        .unwrap_or_else(|e| panic!("re-encoded {want:?} does not decode: {e}"));
+    assert_eq!(again, want, "encode → decode changed the body");
+}
+
+/// The serde fast path (strict JSON, tried first) and the lenient decoder must read a JSON body the same way. A
+/// UTF-8 byte-order mark in front makes serde_json refuse the body, and the lenient reader skips it, so the same JSON
+/// with a BOM is decoded by the lenient path alone.
+fn fast_agrees_with_lenient(body: &[u8], version: i32) {
+    const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+    if body.is_empty() || body[0] == 0x78 || body.starts_with(&BOM) {
+        return; // empty is not JSON, 0x78 is sniffed as zlib, a second BOM is not skipped
+    }
+    let plain = decode_register_broker_body(body, false, version, MAX_INFLATED);
+    let lenient = decode_register_broker_body(&[&BOM[..], body].concat(), false, version, MAX_INFLATED);
+    if plain.is_ok() || lenient.is_ok() {
+        assert_eq!(plain.ok(), lenient.ok(), "the fast path and the lenient decoder disagree");
+    }
+}
+
+/// What survives an encode in the given layout.
+fn carried(mut b: RegisterBrokerBody, zlib: bool, version: i32) -> RegisterBrokerBody {
+    if version < V5_0_0 {
+        // 4.x DataVersion has no stateVersion; 4.x bodies have no mapping section.
+        b.data_version.state_version = 0;
+        b.mapping_infos.clear();
+    }
+    if zlib {
+        // `TopicConfig.encode()` text has no topicSysFlag; the filter list is always written, `[]` for none.
+        b.topic_configs.iter_mut().for_each(|tc| tc.topic_sys_flag = 0);
+        b.filter_server_list.get_or_insert_with(Vec::new);
+    } else if version < V3_0_11 {
+        // A bare TopicConfigSerializeWrapper: no filter list.
+        b.filter_server_list = None;
+    }
+    b
+}
+
+/// Properties text (the `-c` file, UPDATE_NAMESRV_CONFIG bodies): no panic on any UTF-8 (the handler turns a
+/// body into text lossily first, so that is what reaches the parser).
+pub fn properties(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = props::parse(&text);
+}
