@@ -175,6 +175,17 @@ config_table! {
     Ours http_address: String = String::new(), "httpAddress";
     Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
+    // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
+    // start only. `tls.config.file` (if it exists) overrides the others except the mode, as Java's does.
+    Ours tls_server_mode: String = "permissive".into(), "tls.server.mode";
+    Ours tls_test_mode_enable: bool = true, "tls.test.mode.enable";
+    Ours tls_server_cert_path: String = String::new(), "tls.server.certPath";
+    Ours tls_server_key_path: String = String::new(), "tls.server.keyPath";
+    Ours tls_server_key_password: String = String::new(), "tls.server.keyPassword";
+    Ours tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
+    Ours tls_server_auth_client: bool = false, "tls.server.authClient";
+    Ours tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
+    Ours tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
 }
 
 /// Why a configuration could not be loaded.

@@ -20,6 +20,7 @@ use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
 use crate::reactor::{Reactor, Shared};
 use crate::state::Snapshot;
+use crate::tls::{TlsError, TlsSetup};
 use crate::warm;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
@@ -36,6 +37,8 @@ pub enum StartError {
     Thread(std::io::Error),
     #[error("cannot serve HTTP on {addr}: {reason}")]
     Http { addr: String, reason: String },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// A running server.
@@ -169,6 +172,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         go_away: config.enable_shutdown_gracefully,
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        tls: Arc::new(TlsSetup::from_config(&config)?),
     };
 
     let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };

@@ -16,6 +16,7 @@ pub mod normalize;
 pub mod ours;
 pub mod proc;
 pub mod registration;
+pub mod tls;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
