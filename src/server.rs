@@ -134,6 +134,7 @@ pub fn start(config: Config) -> Result<ServerHandle, StartError> {
 pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerHandle, StartError> {
     let kv = persist::load_kv(Path::new(&config.kv_config_path))?;
     let config = Arc::new(config);
+    let tls = Arc::new(TlsSetup::from_config(&config)?);
     let reactors = config.reactor_count().max(1);
     let listeners = bind_listeners(&config, reactors)?;
     let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
@@ -172,7 +173,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         go_away: config.enable_shutdown_gracefully,
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        tls: Arc::new(TlsSetup::from_config(&config)?),
+        tls,
     };
 
     let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };

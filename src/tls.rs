@@ -6,10 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rustls::crypto::ring;
-use rustls::ServerConfig;
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::crypto::{ring, verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig, SignatureScheme};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
 use tracing::{info, warn};
 
 use crate::config::Config;
@@ -144,20 +147,96 @@ pub fn server_config(keys: &TlsKeys) -> Result<Arc<ServerConfig>, TlsError> {
     } else {
         load_identity(keys)?
     };
-    match keys.need_client_auth.trim().to_ascii_lowercase().as_str() {
-        "" | "none" => {}
-        "optional" => warn!("tls.server.need.client.auth=optional: client certificates are not requested"),
-        other => {
-            return Err(TlsError::Invalid(format!(
-                "tls.server.need.client.auth={other}: client certificate authentication is not supported"
-            )))
-        }
+    let provider = Arc::new(ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let config = match client_auth(keys, provider)? {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
     }
-    let config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+    .with_single_cert(chain, key)?;
     Ok(Arc::new(config))
+}
+
+/// `tls.server.need.client.auth` (none / optional / require; anything else is none, as Java's
+/// `parseClientAuthMode`), checked against `tls.server.trustCertPath` when `tls.server.authClient` is true, and
+/// otherwise — like Java's insecure trust manager — any client certificate is taken. Test mode asks for none
+/// (Java asks for an optional one, which clients without a certificate do not send either).
+fn client_auth(keys: &TlsKeys, provider: Arc<CryptoProvider>) -> Result<Option<Arc<dyn ClientCertVerifier>>, TlsError> {
+    let mandatory = match keys.need_client_auth.trim().to_ascii_uppercase().as_str() {
+        "REQUIRE" => true,
+        "OPTIONAL" => false,
+        _ => return Ok(None),
+    };
+    if keys.test_mode {
+        return Ok(None);
+    }
+    if !keys.auth_client {
+        return Ok(Some(Arc::new(AnyClientCert { provider, mandatory })));
+    }
+    if keys.trust_cert_path.is_empty() {
+        return Err(TlsError::Invalid("tls.server.authClient=true needs tls.server.trustCertPath".into()));
+    }
+    let path = &keys.trust_cert_path;
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(Path::new(path)).map_err(|e| pem_error("trusted certificate", path, e))? {
+        roots.add(cert.map_err(|e| pem_error("trusted certificate", path, e))?)?;
+    }
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if mandatory { builder } else { builder.allow_unauthenticated() };
+    builder.build().map(Some).map_err(|e| TlsError::Invalid(format!("tls.server.trustCertPath {path}: {e}")))
+}
+
+fn pem_error(what: &'static str, path: &str, e: rustls_pki_types::pem::Error) -> TlsError {
+    TlsError::File { what, path: path.to_string(), reason: e.to_string() }
+}
+
+/// Java's `InsecureTrustManagerFactory` on the server side (`tls.server.authClient=false`): a client certificate is
+/// asked for (and required with `require`) but not checked against anything; the handshake signature still is.
+#[derive(Debug)]
+struct AnyClientCert {
+    provider: Arc<CryptoProvider>,
+    mandatory: bool,
+}
+
+impl ClientCertVerifier for AnyClientCert {
+    fn client_auth_mandatory(&self) -> bool {
+        self.mandatory
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// A fresh self-signed certificate (ECDSA P-256) for `localhost`, like Netty's `SelfSignedCertificate` in Java's
@@ -182,11 +261,7 @@ fn load_identity(keys: &TlsKeys) -> Result<(Vec<CertificateDer<'static>>, Privat
             "tls.server.keyPassword: encrypted private keys are not supported; give an unencrypted PKCS#8 key".into(),
         ));
     }
-    let file_err = |what: &'static str, path: &String, e: rustls_pki_types::pem::Error| TlsError::File {
-        what,
-        path: path.clone(),
-        reason: e.to_string(),
-    };
+    let file_err = |what, path: &String, e| pem_error(what, path, e);
     let (cert_path, key_path) = (&keys.cert_path, &keys.key_path);
     let chain = CertificateDer::pem_file_iter(Path::new(cert_path))
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
@@ -273,7 +348,13 @@ mod tests {
         assert!(server_config(&keys).is_ok());
         let encrypted = TlsKeys { key_password: "secret".into(), ..keys.clone() };
         assert!(server_config(&encrypted).is_err());
-        let require = TlsKeys { need_client_auth: "require".into(), ..keys };
-        assert!(server_config(&require).is_err());
+        for need in ["require", "optional", "REQUIRE", "bogus"] {
+            let any = TlsKeys { need_client_auth: need.into(), ..keys.clone() };
+            assert!(server_config(&any).is_ok(), "{need} with authClient=false");
+        }
+        let no_trust = TlsKeys { need_client_auth: "require".into(), auth_client: true, ..keys.clone() };
+        assert!(server_config(&no_trust).is_err(), "authClient=true without trustCertPath");
+        let trusted = TlsKeys { trust_cert_path: keys.cert_path.clone(), ..no_trust };
+        assert!(server_config(&trusted).is_ok());
     }
 }

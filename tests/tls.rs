@@ -108,9 +108,9 @@ fn pem_certificate_is_verified_and_large_frames_cross_intact() {
         c.tls_server_key_path = id.key_path.to_string_lossy().into_owned();
     });
     // A client trusting another certificate is refused: the server really serves the configured one.
-    assert!(TlsClient::connect(f.addr(), trust_only(other.cert)).is_err());
+    assert!(TlsClient::connect(f.addr(), trust_only(other.cert, None)).is_err());
 
-    let mut tls = TlsClient::connect(f.addr(), trust_only(id.cert)).expect("verified handshake");
+    let mut tls = TlsClient::connect(f.addr(), trust_only(id.cert, None)).expect("verified handshake");
     let topics: Vec<String> = (0..5000).map(|i| format!("tls-large-frame-topic-{i:05}")).collect();
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let register = BROKER.register(&names, 1, 513);
@@ -122,6 +122,70 @@ fn pem_certificate_is_verified_and_large_frames_cross_intact() {
     assert!(all.body.len() > 64 * 1024, "reply body is only {} bytes", all.body.len());
     let text = body_text(&all);
     assert!(topics.iter().all(|t| text.contains(&format!("\"{t}\""))), "a topic is missing from the reply");
+}
+
+/// `tls.server.need.client.auth=require` with `tls.server.authClient=true`: only a client whose certificate is in
+/// `tls.server.trustCertPath` is served.
+#[test]
+fn required_client_certificates_are_checked_against_the_trusted_ones() {
+    let certs = tempfile::tempdir().unwrap();
+    let (server_dir, client_dir, stranger_dir) =
+        (certs.path().join("server"), certs.path().join("client"), certs.path().join("stranger"));
+    for d in [&server_dir, &client_dir, &stranger_dir] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let (server_id, client_id, stranger) =
+        (write_identity(&server_dir), write_identity(&client_dir), write_identity(&stranger_dir));
+    let f = start(|c| {
+        c.tls_server_mode = "enforcing".into();
+        c.tls_test_mode_enable = false;
+        c.tls_server_cert_path = server_id.cert_path.to_string_lossy().into_owned();
+        c.tls_server_key_path = server_id.key_path.to_string_lossy().into_owned();
+        c.tls_server_need_client_auth = "require".into();
+        c.tls_server_auth_client = true;
+        c.tls_server_trust_cert_path = client_id.cert_path.to_string_lossy().into_owned();
+    });
+    let ask = |client: Option<&support::tls::PemIdentity>| {
+        TlsClient::connect(f.addr(), trust_only(server_id.cert.clone(), client))
+            .and_then(|mut c| c.request(&route("NoSuchTopic")))
+    };
+    assert_eq!(ask(Some(&client_id)).expect("trusted client").code, ResponseCode::TOPIC_NOT_EXIST);
+    // In TLS 1.3 the client finishes first; the server's refusal shows as a closed connection or an alert.
+    assert!(ask(None).is_err(), "a client without a certificate was served");
+    assert!(ask(Some(&stranger)).is_err(), "a client with an untrusted certificate was served");
+}
+
+/// The binary takes the TLS keys as Java takes them, as system properties (`-Dtls.server.mode=…`), and does not
+/// start in enforcing mode without a usable certificate (Java would start and close every client).
+#[test]
+fn binary_reads_tls_system_properties_and_refuses_a_broken_enforcing_setup() {
+    let bin = env!("CARGO_BIN_EXE_mqnamesrv");
+    let out = std::process::Command::new(bin).args(["-Dtls.server.mode=enforcing", "-p"]).output().unwrap();
+    assert!(out.status.success());
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.lines().any(|l| l == "tls.server.mode=enforcing"), "{printed}");
+    assert!(printed.lines().any(|l| l == "tls.test.mode.enable=true"), "{printed}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("namesrv.properties");
+    let kv = dir.path().join("kvConfig.json");
+    support::write_properties(
+        &props,
+        &[
+            ("listenPort".into(), support::free_port().to_string()),
+            ("bindAddress".into(), "127.0.0.1".into()),
+            ("kvConfigPath".into(), kv.to_string_lossy().into_owned()),
+            ("tls.test.mode.enable".into(), "false".into()),
+            ("tls.server.certPath".into(), "/nonexistent/cert.pem".into()),
+            ("tls.server.keyPath".into(), "/nonexistent/key.pem".into()),
+            ("tls.config.file".into(), dir.path().join("none").to_string_lossy().into_owned()),
+        ],
+    );
+    let mut cmd = std::process::Command::new(bin);
+    cmd.arg("-c").arg(&props).arg("-Dtls.server.mode=enforcing");
+    let out = support::proc::run("mqnamesrv", cmd, dir.path(), Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("/nonexistent/cert.pem"), "{}", out.stderr);
 }
 
 /// Real Java peers over TLS: `mqadmin` and a Java client with `-Dtls.enable=true` (client test mode, the default,

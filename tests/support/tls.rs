@@ -12,7 +12,8 @@ use bytes::BytesMut;
 use namesrv::protocol::{frame, RemotingCommand, DEFAULT_MAX_FRAME};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, verify_tls12_signature, verify_tls13_signature, CryptoProvider};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
 
 fn provider() -> Arc<CryptoProvider> {
@@ -69,15 +70,21 @@ pub fn trust_anything() -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
-/// A client configuration that trusts exactly `cert`.
-pub fn trust_only(cert: CertificateDer<'static>) -> Arc<ClientConfig> {
+/// A client configuration that trusts exactly `cert`, and presents `client`'s certificate when given.
+pub fn trust_only(cert: CertificateDer<'static>, client: Option<&PemIdentity>) -> Arc<ClientConfig> {
     let mut roots = RootCertStore::empty();
     roots.add(cert).expect("add root");
-    let config = ClientConfig::builder_with_provider(provider())
+    let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .expect("protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let config = match client {
+        Some(id) => {
+            let key = PrivateKeyDer::from_pem_file(&id.key_path).expect("read key.pem");
+            builder.with_client_auth_cert(vec![id.cert.clone()], key).expect("client certificate")
+        }
+        None => builder.with_no_client_auth(),
+    };
     Arc::new(config)
 }
 
