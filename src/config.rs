@@ -259,6 +259,9 @@ impl Config {
             .iter()
             .map(|s| s.to_string())
             .collect();
+        // Not Java's (its 318 stores tls.* keys without effect), but a remote update must not be able to change the
+        // transport security of the next start.
+        list.extend(KEYS.iter().filter(|(k, _)| k.starts_with("tls.")).map(|(k, _)| k.to_string()));
         list.extend(self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
         list
     }
@@ -327,5 +330,6 @@ mod tests {
         assert!(bl.contains(&"kvConfigPath".to_string()));
         assert!(bl.contains(&"rocketmqHome".to_string()));
         assert!(bl.contains(&"listenPort".to_string()));
+        assert!(bl.contains(&"tls.server.mode".to_string()));
     }
 }
