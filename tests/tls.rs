@@ -12,7 +12,7 @@ use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use namesrv::server::{self, ServerHandle};
 use support::client::Client;
-use support::java::JAVA_5X;
+use support::java::{JAVA_49, JAVA_5X};
 use support::mqadmin::{JavaClient, MqAdmin};
 use support::registration::{new_cmd, Broker};
 use support::tls::{trust_anything, trust_only, write_identity, TlsClient};
@@ -188,8 +188,9 @@ fn binary_reads_tls_system_properties_and_refuses_a_broken_enforcing_setup() {
     assert!(out.stderr.contains("/nonexistent/cert.pem"), "{}", out.stderr);
 }
 
-/// Real Java peers over TLS: `mqadmin` and a Java client with `-Dtls.enable=true` (client test mode, the default,
-/// trusts the generated certificate) against a server in enforcing mode; without it, `mqadmin` is shut out.
+/// Real Java peers over TLS: `mqadmin` 5.5.0 and 4.9.8 and a Java 5.5.0 client with `-Dtls.enable=true` (client
+/// test mode, the default, trusts the generated certificate) against a server in enforcing mode; without it,
+/// `mqadmin` is shut out.
 #[test]
 fn java_mqadmin_and_client_over_tls_in_enforcing_mode() {
     let f = start(|c| c.tls_server_mode = "enforcing".into());
@@ -210,6 +211,12 @@ fn java_mqadmin_and_client_over_tls_in_enforcing_mode() {
     let queues = client.route(&namesrv, "TopicTls");
     assert_eq!(queues.len(), 4, "{queues:?}");
     assert!(queues.iter().all(|(b, _)| b == "broker-tls"), "{queues:?}");
+
+    // 4.9.x clients have the same switch.
+    let mut admin49 = MqAdmin::new(JAVA_49);
+    admin49.jvm_props = vec!["-Dtls.enable=true".to_string()];
+    let clusters = admin49.ok(&namesrv, &["clusterList"]);
+    assert!(clusters.contains("broker-tls"), "4.9 clusterList:\n{clusters}");
 
     admin.jvm_props.clear();
     let refused = admin.run(&namesrv, &["clusterList"]);

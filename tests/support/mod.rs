@@ -1,5 +1,6 @@
 //! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
-//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and reply normalisation (`normalize`).
+//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`), a TLS one (`tls`) and reply normalisation
+//! (`normalize`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
