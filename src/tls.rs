@@ -38,6 +38,14 @@ impl TlsMode {
             _ => TlsMode::Permissive,
         }
     }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsMode::Disabled => "disabled",
+            TlsMode::Permissive => "permissive",
+            TlsMode::Enforcing => "enforcing",
+        }
+    }
 }
 
 /// The first byte of a TLS handshake record. A remoting frame cannot start with it: that length (≥ 0x16000000)
@@ -64,7 +72,7 @@ impl TlsSetup {
     /// which is what Java does in both modes.
     pub fn from_config(config: &Config) -> Result<TlsSetup, TlsError> {
         let mode = TlsMode::parse(&config.tls_server_mode);
-        info!(?mode, "TLS mode");
+        info!("tls.server.mode={}", mode.name());
         if mode == TlsMode::Disabled {
             return Ok(TlsSetup::disabled());
         }
@@ -242,10 +250,18 @@ impl ClientCertVerifier for AnyClientCert {
 /// A fresh self-signed certificate (ECDSA P-256) for `localhost`, like Netty's `SelfSignedCertificate` in Java's
 /// test mode. Clients in test mode trust any certificate.
 pub fn self_signed() -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
-    let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])
-        .map_err(|e| TlsError::Invalid(format!("cannot generate a self-signed certificate: {e}")))?;
-    let key = PrivatePkcs8KeyDer::from(generated.signing_key.serialize_der());
-    Ok((vec![generated.cert.der().clone()], key.into()))
+    let generate = || -> Result<_, rcgen::Error> {
+        let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()])?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
+        let key = rcgen::KeyPair::generate()?;
+        let cert = params.self_signed(&key)?;
+        Ok((cert, key))
+    };
+    let (cert, key) =
+        generate().map_err(|e| TlsError::Invalid(format!("cannot generate a self-signed certificate: {e}")))?;
+    let key = PrivatePkcs8KeyDer::from(key.serialize_der());
+    Ok((vec![cert.der().clone()], key.into()))
 }
 
 /// The certificate chain and private key from `tls.server.certPath` / `tls.server.keyPath` (PEM; PKCS#8, PKCS#1
