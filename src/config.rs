@@ -46,6 +46,16 @@ macro_rules! numeric_value {
 }
 numeric_value!(i32, i64, u16, usize);
 
+impl ConfigValue for crate::allow_list::AllowList {
+    /// A bad entry makes the value unparsable; `Config::from_file` turns that into a start-up error.
+    fn parse_value(s: &str) -> Option<Self> {
+        Self::parse(s).ok()
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
 impl<T: ConfigValue> ConfigValue for Option<T> {
     fn parse_value(s: &str) -> Option<Self> {
         T::parse_value(s).map(Some)
@@ -172,6 +182,7 @@ config_table! {
     Ours max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
     Ours writer_queue_capacity: usize = 65536, "writerQueueCapacity";
     Ours max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
+    Ours route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
     Ours http_address: String = String::new(), "httpAddress";
     Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
@@ -186,6 +197,12 @@ config_table! {
     Ours tls_server_auth_client: bool = false, "tls.server.authClient";
     Ours tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
     Ours tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
+    // Limits (docs/decisions/0006). 0 = unlimited where noted.
+    Ours max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
+    Ours max_connections: usize = 100_000, "maxConnections";
+    Ours max_pending_write_bytes: usize = 16 * 1024 * 1024, "maxPendingWriteBytes";
+    Ours slow_reader_close_seconds: i64 = 30, "slowReaderCloseSeconds";
+    Ours admin_allow_list: crate::allow_list::AllowList = Default::default(), "adminAllowList";
 }
 
 /// Why a configuration could not be loaded.
@@ -195,6 +212,8 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("cannot parse config file {path}: {reason}")]
     Parse { path: PathBuf, reason: String },
+    #[error("invalid {key} in config file {path}: {reason}")]
+    Invalid { path: PathBuf, key: &'static str, reason: String },
 }
 
 impl Config {
@@ -203,6 +222,15 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
         let pairs = props::parse(&text).map_err(|reason| ConfigError::Parse { path: path.into(), reason })?;
+        // Unlike Java's ignored unparsable values, a bad allow-list stops start-up: ignoring it would silently
+        // leave every peer allowed to write.
+        for (_, v) in pairs.iter().filter(|(k, _)| k == "adminAllowList") {
+            crate::allow_list::AllowList::parse(v).map_err(|reason| ConfigError::Invalid {
+                path: path.into(),
+                key: "adminAllowList",
+                reason,
+            })?;
+        }
         let mut config = Config::default();
         let warnings = config.apply(&pairs);
         config.config_store_path = path.to_string_lossy().into_owned();
@@ -255,12 +283,14 @@ impl Config {
 
     /// UPDATE_NAMESRV_CONFIG's black list: the fixed keys plus the `configBlackList` setting.
     pub fn black_list(&self) -> Vec<String> {
-        let mut list: Vec<String> = ["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        // Not Java's (its 318 stores tls.* keys without effect), but a remote update must not be able to change the
-        // transport security of the next start.
+        // adminAllowList is ours: if a peer could change it with a write, the list would protect nothing.
+        let mut list: Vec<String> =
+            ["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome", "adminAllowList"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        // Not Java's (its 318 ignores tls.* keys), but a remote update must not be able to change the transport
+        // security of the next start.
         list.extend(KEYS.iter().filter(|(k, _)| k.starts_with("tls.")).map(|(k, _)| k.to_string()));
         list.extend(self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
         list
@@ -331,5 +361,32 @@ mod tests {
         assert!(bl.contains(&"rocketmqHome".to_string()));
         assert!(bl.contains(&"listenPort".to_string()));
         assert!(bl.contains(&"tls.server.mode".to_string()));
+        assert!(bl.contains(&"adminAllowList".to_string()), "no request may open the allow-list");
+    }
+
+    #[test]
+    fn limit_defaults_keep_drop_in_behaviour() {
+        let c = Config::default();
+        assert_eq!(c.max_topics_per_registration, 0, "unlimited: real brokers register 100k+ topics");
+        assert_eq!(c.max_connections, 100_000);
+        assert_eq!(c.max_pending_write_bytes, 16 * 1024 * 1024);
+        assert_eq!(c.slow_reader_close_seconds, 30);
+        assert!(c.admin_allow_list.is_off());
+        assert_eq!(c.get("adminAllowList"), Some(String::new()));
+    }
+
+    #[test]
+    fn allow_list_from_file_is_parsed_or_stops_start_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("good.properties");
+        std::fs::write(&path, "adminAllowList=10.1.2.3/8, ::1\nmaxConnections=5\n").unwrap();
+        let (c, warnings) = Config::from_file(&path).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.get("adminAllowList").as_deref(), Some("10.0.0.0/8,::1/128"));
+        assert_eq!(c.max_connections, 5);
+        let bad = dir.path().join("bad.properties");
+        std::fs::write(&bad, "adminAllowList=10.0.0.0/8,10.0.0.300\n").unwrap();
+        let e = Config::from_file(&bad).unwrap_err().to_string();
+        assert!(e.contains("adminAllowList") && e.contains("\"10.0.0.300\""), "{e}");
     }
 }

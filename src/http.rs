@@ -21,7 +21,7 @@ pub struct HttpContext {
     pub cell: Arc<ArcSwap<Snapshot>>,
     pub metrics: Metrics,
     /// Only to read the queue depth.
-    pub writer: Sender<WriteCommand>,
+    pub writer: Sender<Box<WriteCommand>>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub draining: Arc<AtomicBool>,

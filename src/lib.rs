@@ -16,7 +16,7 @@
 //!            └────────────────────────────────────────────────────┘
 //! ```
 //!
-//! - `config`: the configuration, with the Java key names.
+//! - `config`: the configuration, with the Java key names; `allow_list`: the `adminAllowList` matcher (pure).
 //! - `model`: RocketMQ's vocabulary (`TopicRouteData`, `BrokerData`, `QueueData`, `DataVersion`, …).
 //! - `protocol`: bytes ↔ frames and bodies; pure.
 //! - `state`: route tables, live table, KV and the published `Snapshot`; pure, time passed in.
@@ -34,6 +34,7 @@
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
 
+pub mod allow_list;
 pub mod cli;
 pub mod clock;
 pub mod config;

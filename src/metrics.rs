@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::handlers::Limit;
 use crate::protocol::RequestCode as C;
 use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
@@ -45,6 +46,11 @@ fn slot(code: i32) -> usize {
 
 fn name(slot: usize) -> &'static str {
     CODES.get(slot).map(|(_, n)| *n).unwrap_or("other")
+}
+
+/// A request code's name (`GET_ROUTEINFO_BY_TOPIC`), or `other`.
+pub fn code_name(code: i32) -> &'static str {
+    name(slot(code))
 }
 
 /// Upper bounds of the latency buckets, in microseconds.
@@ -96,6 +102,7 @@ pub struct ReactorMetrics {
     pub broken_frames: AtomicU64,
     pub busy_rejections: AtomicU64,
     pub notifications_sent: AtomicU64,
+    limit_hits: [AtomicU64; Limit::ALL.len()],
     /// Set by the reactor while draining once nothing is owed to any client.
     pub drained: std::sync::atomic::AtomicBool,
 }
@@ -106,6 +113,11 @@ impl ReactorMetrics {
         let s = slot(code);
         if success { &self.ok[s] } else { &self.failed[s] }.fetch_add(1, Relaxed);
         self.latency[s].observe(took);
+    }
+
+    /// A peer went over a limit (once per refused request, connection, or pause).
+    pub fn limit_hit(&self, limit: Limit) {
+        self.limit_hits[limit as usize].fetch_add(1, Relaxed);
     }
 }
 
@@ -147,6 +159,11 @@ impl Metrics {
         Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), writer: Arc::default() }
     }
 
+    /// How often peers went over `limit`, summed over the reactors.
+    pub fn limit_hits(&self, limit: Limit) -> u64 {
+        self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(Relaxed)).sum()
+    }
+
     /// Prometheus text exposition.
     pub fn render(&self, snap: &Snapshot, writer_queue_depth: usize) -> String {
         let mut o = String::with_capacity(16 * 1024);
@@ -185,6 +202,10 @@ impl Metrics {
         metric(&mut o, "namesrv_busy_rejections_total", "counter", "Writes refused with SYSTEM_BUSY.", busy);
         let sent = sum(|r| r.notifications_sent.load(Relaxed));
         metric(&mut o, "namesrv_notifications_total", "counter", "NOTIFY_MIN_BROKER_ID_CHANGE frames queued.", sent);
+        header(&mut o, "namesrv_limit_hits_total", "counter", "Peers over a configured limit, by limit.");
+        for limit in Limit::ALL {
+            let _ = writeln!(o, "namesrv_limit_hits_total{{limit=\"{}\"}} {}", limit.name(), self.limit_hits(limit));
+        }
 
         let w = &self.writer;
         metric(&mut o, "namesrv_brokers", "gauge", "Live brokers.", w.live_brokers.load(Relaxed));

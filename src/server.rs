@@ -167,7 +167,16 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         clock: clock.clone(),
         started_ms: clock.now_ms(),
         max_frame: config.max_frame_length,
+        route_cache_bytes: config.route_cache_bytes,
         idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
+        max_connections: config.max_connections,
+        open_connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        // 0 = never pause.
+        max_pending_write: match config.max_pending_write_bytes {
+            0 => usize::MAX,
+            n => n,
+        },
+        slow_reader_close_ms: config.slow_reader_close_seconds.max(0).saturating_mul(1000),
         shutdown: shutdown.clone(),
         draining: draining.clone(),
         go_away: config.enable_shutdown_gracefully,

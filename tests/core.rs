@@ -5,13 +5,14 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use namesrv::clock::ManualClock;
 use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use namesrv::server::{self, ServerHandle};
 use support::client::Client;
+use support::eventually;
 use support::registration::{new_cmd, Broker, T0};
 
 struct Fixture {
@@ -47,18 +48,6 @@ fn route(c: &mut Client, topic: &str, version: i32, encoding: SerializeType) -> 
 
 fn body_text(r: &RemotingCommand) -> String {
     String::from_utf8(r.body.to_vec()).unwrap()
-}
-
-/// Polls `f` every 2 ms until it holds or `limit` passes.
-fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    f()
 }
 
 #[test]

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use namesrv::model::{DataVersion, QueueData, RegisterBrokerBody, TopicConfig};
-use namesrv::state::routes::{RegisterBroker, RouteSettings, RouteTables, UnregisterBroker};
+use namesrv::model::{DataVersion, QueueData, RegisterBrokerBody, TopicConfig, TopicRouteData};
+use namesrv::state::routes::{RegisterBroker, RouteSettings, RouteStamp, RouteTables, UnregisterBroker};
 use namesrv::state::ConnId;
 use proptest::prelude::*;
 
@@ -160,10 +160,16 @@ fn check_views(model: &Model, real: &RouteTables) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A route stamp with the plain and acting-master routes built when it was taken.
+type Stamped = (RouteStamp, Option<TopicRouteData>, Option<TopicRouteData>);
+
 fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
     let mut real = RouteTables::new();
     let mut model = Model::default();
     let mut now = 1_000i64;
+    // A route stamp per topic with the routes built when it was taken: a stamp that still matches must mean the
+    // same routes (the reactors' route cache relies on it).
+    let mut stamps: Vec<Option<Stamped>> = vec![None; TOPICS.len()];
     for op in ops {
         let gen_before = real.generation();
         let view_before = real.view();
@@ -238,6 +244,16 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
             }
         }
         check_views(&model, &real)?;
+        let v = real.view();
+        for (i, t) in TOPICS.iter().enumerate() {
+            if let Some((stamp, plain, acting)) = &stamps[i] {
+                if v.stamp_matches(t, stamp) {
+                    prop_assert_eq!(&v.route(t, false), plain, "stale stamp for {} after {:?}", t, op);
+                    prop_assert_eq!(&v.route(t, true), acting, "stale stamp for {} after {:?}", t, op);
+                }
+            }
+            stamps[i] = v.route_stamp(t).map(|s| (s, v.route(t, false), v.route(t, true)));
+        }
         // The generation moves exactly when something readable changed.
         let v = real.view();
         let same = TOPICS.iter().all(|t| v.route(t, false) == view_before.route(t, false))

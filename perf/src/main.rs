@@ -2,6 +2,7 @@
 //! Java name server. Loopback only; every run is bounded in time and request count. See perf/README.md.
 
 mod ceiling;
+mod faults;
 mod load;
 mod report;
 mod scenarios;
@@ -38,6 +39,8 @@ enum Cmd {
     Startup(scenarios::StartupArgs),
     /// Java 5.5.0, ours and the ceiling one after another under the same load; writes perf/results/<date>.md.
     Compare(scenarios::CompareArgs),
+    /// Faults (idle connections, garbage, slow readers, flapping brokers): well-behaved p99 clean vs under the fault.
+    Faults(faults::FaultsArgs),
     /// The no-work ceiling server (started by `compare`; runs until killed).
     Ceiling(CeilingArgs),
 }
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         Cmd::Memory(a) => scenarios::memory(&a),
         Cmd::Startup(a) => scenarios::startup(&a),
         Cmd::Compare(a) => scenarios::compare(&a),
+        Cmd::Faults(a) => faults::run(&a),
         Cmd::Ceiling(a) => {
             ceiling::serve(a.port, a.threads, ceiling::canned_route_body(a.route_brokers)).map_err(|e| e.to_string())
         }

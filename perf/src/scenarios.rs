@@ -21,12 +21,12 @@ fn launch(t: &Target) -> Launch {
 }
 
 /// The server to load: started here (and stopped on drop), or external.
-struct Running {
-    server: Option<Server>,
-    addr: std::net::SocketAddr,
+pub(crate) struct Running {
+    pub(crate) server: Option<Server>,
+    pub(crate) addr: std::net::SocketAddr,
 }
 
-fn running(t: &Target) -> Result<Running, String> {
+pub(crate) fn running(t: &Target) -> Result<Running, String> {
     match t.addr {
         Some(addr) => Ok(Running { server: None, addr }),
         None => {
@@ -50,7 +50,13 @@ fn header(h: Header) -> SerializeType {
     }
 }
 
-fn spec(addr: std::net::SocketAddr, la: &LoadArgs, topics: Arc<Vec<String>>, brokers: BrokerLoad, secs: f64) -> Spec {
+pub(crate) fn spec(
+    addr: std::net::SocketAddr,
+    la: &LoadArgs,
+    topics: Arc<Vec<String>>,
+    brokers: BrokerLoad,
+    secs: f64,
+) -> Spec {
     Spec {
         addr,
         query: QueryLoad { conns: la.conns, depth: la.depth.max(1), rate: la.rate, topics, header: header(la.header) },
@@ -62,7 +68,7 @@ fn spec(addr: std::net::SocketAddr, la: &LoadArgs, topics: Arc<Vec<String>>, bro
 }
 
 /// An unmeasured warm-up (queries only), then the measured run.
-fn warm_then_measure(
+pub(crate) fn warm_then_measure(
     addr: std::net::SocketAddr,
     la: &LoadArgs,
     topics: Arc<Vec<String>>,

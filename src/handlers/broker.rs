@@ -1,7 +1,7 @@
 //! Broker-facing requests: 103 REGISTER_BROKER, 104 UNREGISTER_BROKER, 904 BROKER_HEARTBEAT, 322 QUERY_DATA_VERSION.
 //! Decoding, CRC and body checks happen here on the reactor (in parallel); the writer only applies.
 
-use super::{body_of, success, system_error, Action, Ctx};
+use super::{body_of, success, system_error, Action, Ctx, Limit};
 use crate::model::NAMESPACE_ORDER_TOPIC_CONFIG;
 use crate::protocol::{body, RemotingCommand, ResponseCode};
 use crate::state::routes::{RegisterBroker, RegisterOutcome, UnregisterBroker};
@@ -14,14 +14,34 @@ pub const REGISTER_FAILED: &str = "register broker failed";
 pub const CRC_MISMATCH: &str = "crc32 not match";
 
 /// 103. Java order: CRC check, body decode, then the route update.
+///
+/// Our limits `maxInflatedBody` and `maxTopicsPerRegistration` refuse the whole registration with SYSTEM_ERROR,
+/// as Java answers a bad body.
 pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
-    match decode_register(req, ctx.snapshot.config.max_inflated_body) {
+    let config = &ctx.snapshot.config;
+    match decode_register(req, config.max_inflated_body) {
+        Ok(Some(reg))
+            if config.max_topics_per_registration > 0
+                && reg.body.topic_configs.len() > config.max_topics_per_registration =>
+        {
+            let remark = format!(
+                "[LIMIT] registration of broker {} carries {} topics, more than maxTopicsPerRegistration={}; \
+                 nothing applied",
+                reg.broker_name,
+                reg.body.topic_configs.len(),
+                config.max_topics_per_registration
+            );
+            Action::Refused(system_error(req, remark), Limit::TopicsPerRegistration)
+        }
         Ok(Some(mut reg)) => {
             reg.conn = Some(ctx.conn);
             Action::Write(WriteOp::RegisterBroker(Box::new(reg)))
         }
         // Java fails inside its try block before touching a table and still answers SUCCESS.
         Ok(None) => Action::Reply(success(req).with_empty_ext()),
+        Err(remark) if remark == body::BodyError::TooLarge(config.max_inflated_body).to_string() => {
+            Action::Refused(system_error(req, remark), Limit::InflatedBody)
+        }
         Err(remark) => Action::Reply(system_error(req, remark)),
     }
 }

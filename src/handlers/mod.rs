@@ -8,7 +8,10 @@ pub mod broker;
 pub mod cluster;
 pub mod kv;
 pub mod route;
+pub mod route_cache;
 pub mod topic;
+
+use std::net::IpAddr;
 
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::state::{ConnId, Snapshot};
@@ -17,11 +20,15 @@ use crate::writer::command::WriteOp;
 /// What the reactor knows when it runs a handler.
 pub struct Ctx<'a> {
     pub conn: ConnId,
+    /// The peer's address, for `adminAllowList`.
+    pub peer: IpAddr,
     pub snapshot: &'a Snapshot,
     /// Wall clock in ms (Java `System.currentTimeMillis`), from the server's clock.
     pub now_ms: i64,
     /// When the server started, for `needWaitForService`.
     pub started_ms: i64,
+    /// The reactor's encoded routes (its own; never shared between threads).
+    pub route_cache: &'a std::cell::RefCell<route_cache::RouteCache>,
 }
 
 /// A handler's verdict.
@@ -31,10 +38,81 @@ pub enum Action {
     Reply(RemotingCommand),
     /// Let the writer apply this and answer.
     Write(WriteOp),
+    /// Answer now: the peer went over `Limit`. The reactor logs this once per connection, not once per request.
+    Refused(RemotingCommand, Limit),
+}
+
+/// The configured limits a peer can go over (docs/decisions/0006); also the `limit` label of
+/// `namesrv_limit_hits_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    AdminAllowList,
+    TopicsPerRegistration,
+    InflatedBody,
+    Connections,
+    PendingWritePaused,
+    PendingWriteClosed,
+}
+
+impl Limit {
+    pub const ALL: [Limit; 6] = [
+        Limit::AdminAllowList,
+        Limit::TopicsPerRegistration,
+        Limit::InflatedBody,
+        Limit::Connections,
+        Limit::PendingWritePaused,
+        Limit::PendingWriteClosed,
+    ];
+
+    /// The metric label and log field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::AdminAllowList => "admin_allow_list",
+            Limit::TopicsPerRegistration => "topics_per_registration",
+            Limit::InflatedBody => "inflated_body",
+            Limit::Connections => "connections",
+            Limit::PendingWritePaused => "pending_write_paused",
+            Limit::PendingWriteClosed => "pending_write_closed",
+        }
+    }
+}
+
+/// Requests that change state: with `adminAllowList` set, only listed peers may send them. Heartbeats (904) and
+/// QUERY_DATA_VERSION (322) count: they keep a broker alive, so a peer that may not register a broker may not keep
+/// one alive either. Unknown codes are not writes (they are answered "not supported" whoever sends them).
+pub fn is_write(code: i32) -> bool {
+    matches!(
+        code,
+        C::PUT_KV_CONFIG
+            | C::DELETE_KV_CONFIG
+            | C::REGISTER_BROKER
+            | C::UNREGISTER_BROKER
+            | C::BROKER_HEARTBEAT
+            | C::QUERY_DATA_VERSION
+            | C::WIPE_WRITE_PERM_OF_BROKER
+            | C::ADD_WRITE_PERM_OF_BROKER
+            | C::DELETE_TOPIC_IN_NAMESRV
+            | C::REGISTER_TOPIC_IN_NAMESRV
+            | C::UPDATE_NAMESRV_CONFIG
+    )
+}
+
+/// The one allow-list check, before dispatch: a write from a peer outside `adminAllowList` is NO_PERMISSION.
+fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<Action> {
+    let list = &ctx.snapshot.config.admin_allow_list;
+    if !is_write(req.code) || list.allows(ctx.peer) {
+        return None;
+    }
+    let name = crate::metrics::code_name(req.code);
+    let remark = format!("[ADMIN_ALLOW_LIST] {} may not send {name} ({}); allowed: {list}", ctx.peer, req.code);
+    Some(Action::Refused(reply(req, ResponseCode::NO_PERMISSION, Some(remark)), Limit::AdminAllowList))
 }
 
 /// Routes one request to its handler.
 pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    if let Some(refused) = refuse_unlisted_writer(ctx, req) {
+        return refused;
+    }
     match req.code {
         C::PUT_KV_CONFIG => kv::put(req),
         C::GET_KV_CONFIG => kv::get(ctx, req),
@@ -87,4 +165,53 @@ pub fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);
     f(&mut out);
     bytes::Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allow_list::AllowList;
+    use crate::config::Config;
+    use crate::writer::Writer;
+
+    fn dispatch_from(peer: &str, list: &str, req: &RemotingCommand) -> Action {
+        let config = Config { admin_allow_list: AllowList::parse(list).unwrap(), ..Config::default() };
+        let snapshot = Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config));
+        let route_cache = std::cell::RefCell::new(route_cache::RouteCache::new(0));
+        let ctx = Ctx {
+            conn: ConnId { reactor: 0, token: 0, gen: 1 },
+            peer: peer.parse().unwrap(),
+            snapshot: &snapshot,
+            now_ms: 0,
+            started_ms: 0,
+            route_cache: &route_cache,
+        };
+        dispatch(&ctx, req)
+    }
+
+    #[test]
+    fn writes_and_reads_are_told_apart() {
+        let writes = [100, 102, 103, 104, 205, 216, 217, 318, 322, 327, 904];
+        let reads = [101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 319, 901, 905, 9999];
+        assert!(writes.iter().all(|c| is_write(*c)));
+        assert!(reads.iter().all(|c| !is_write(*c)));
+    }
+
+    #[test]
+    fn unlisted_writer_is_refused_before_its_handler_runs() {
+        let put = RemotingCommand::request(C::PUT_KV_CONFIG, 7);
+        match dispatch_from("127.0.0.1", "10.0.0.0/8", &put) {
+            Action::Refused(r, Limit::AdminAllowList) => {
+                assert_eq!((r.code, r.opaque), (ResponseCode::NO_PERMISSION, 7));
+                let remark = "[ADMIN_ALLOW_LIST] 127.0.0.1 may not send PUT_KV_CONFIG (100); allowed: 10.0.0.0/8";
+                assert_eq!(r.remark.as_deref(), Some(remark));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Listed peers and reads get their handler (the empty PUT is the handler's own refusal, not ours).
+        assert!(!matches!(dispatch_from("10.9.9.9", "10.0.0.0/8", &put), Action::Refused(..)));
+        let get = RemotingCommand::request(C::GET_NAMESRV_CONFIG, 8);
+        assert!(matches!(dispatch_from("127.0.0.1", "10.0.0.0/8", &get), Action::Reply(r) if r.code == 0));
+        assert!(!matches!(dispatch_from("203.0.113.1", "", &put), Action::Refused(..)), "empty list is off");
+    }
 }

@@ -24,21 +24,39 @@ pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
         return Action::Reply(system_error(req, "name server not ready"));
     }
     let topic = req.ext("topic");
-    let Some(mut route) = topic.and_then(|t| snap.routes.route(t, config.support_acting_master)) else {
+    let dialect = if req.version >= STANDARD_JSON_SINCE_VERSION || req.ext_bool("acceptStandardJsonOnly") {
+        Dialect::Standard
+    } else {
+        Dialect::Default
+    };
+    let build = |t: &str, dialect: Dialect| {
+        let route = snap.routes.route(t, config.support_acting_master)?;
+        Some(body_of(|out| body::encode_topic_route(&route, dialect, out)))
+    };
+    // The order conf (a KV lookup) and the zone filter shape a route per request; everything else is the same
+    // for every reader of a topic, so its encoded body comes from the reactor's cache.
+    let body = match topic {
+        None => None,
+        Some(t) if config.order_message_enable || req.ext_bool("__ZONE_MODE") => shaped_route(ctx, req, t, dialect),
+        Some(t) => ctx.route_cache.borrow_mut().body(&snap.routes, config, t, dialect, || build(t, dialect)),
+    };
+    let Some(body) = body else {
         return Action::Reply(RemotingCommand::response_to(
             req,
             ResponseCode::TOPIC_NOT_EXIST,
             Some(topic_not_exist_remark(topic)),
         ));
     };
-    if config.order_message_enable {
-        route.order_topic_conf = topic.and_then(|t| snap.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, t)).map(str::to_string);
+    Action::Reply(RemotingCommand::response_to(req, ResponseCode::SUCCESS, None).with_body(body))
+}
+
+/// A route with the order conf and/or the zone filter applied, built fresh.
+fn shaped_route(ctx: &Ctx, req: &RemotingCommand, topic: &str, mut dialect: Dialect) -> Option<bytes::Bytes> {
+    let snap = ctx.snapshot;
+    let mut route = snap.routes.route(topic, snap.config.support_acting_master)?;
+    if snap.config.order_message_enable {
+        route.order_topic_conf = snap.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, topic).map(str::to_string);
     }
-    let mut dialect = if req.version >= STANDARD_JSON_SINCE_VERSION || req.ext_bool("acceptStandardJsonOnly") {
-        Dialect::Standard
-    } else {
-        Dialect::Default
-    };
     // The zone hook (ZoneRouteRPCHook) filters and always re-encodes in the default dialect.
     if req.ext_bool("__ZONE_MODE") {
         if let Some(zone) = req.ext("__ZONE_NAME").filter(|z| !z.trim().is_empty()) {
@@ -46,6 +64,5 @@ pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
             dialect = Dialect::Default;
         }
     }
-    let body = body_of(|out| body::encode_topic_route(&route, dialect, out));
-    Action::Reply(RemotingCommand::response_to(req, ResponseCode::SUCCESS, None).with_body(body))
+    Some(body_of(|out| body::encode_topic_route(&route, dialect, out)))
 }

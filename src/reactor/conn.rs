@@ -28,6 +28,13 @@ pub struct Conn {
     pub outbound: Option<Outbound>,
     /// Plain, TLS, or (inbound, before the first byte) not decided yet.
     pub transport: Transport,
+    /// Since when more than `maxPendingWriteBytes` of replies wait for this peer (we do not read it meanwhile).
+    pub paused_since_ms: Option<i64>,
+    /// Decoding stopped with complete frames left in `input` because too much output was queued; resumed by
+    /// `flush` once it drains (no readable event may come: the peer already sent them).
+    pub stalled: bool,
+    /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
+    limits_logged: u8,
 }
 
 /// State of a connection we opened.
@@ -60,12 +67,23 @@ impl Conn {
             want_write: false,
             outbound: None,
             transport: Transport::Plain,
+            paused_since_ms: None,
+            stalled: false,
+            limits_logged: 0,
         }
     }
 
     /// Replies or TLS records are waiting to be written.
     pub fn pending_output(&self) -> bool {
         !self.output.is_empty() || self.transport.wants_write()
+    }
+
+    /// True the first time this connection goes over `limit`: log then, count always.
+    pub fn first_time_over(&mut self, limit: crate::handlers::Limit) -> bool {
+        let bit = 1u8 << (limit as u8);
+        let first = self.limits_logged & bit == 0;
+        self.limits_logged |= bit;
+        first
     }
 
     /// Reads until WouldBlock (mio is edge-triggered), appending plaintext to `input`, at most `budget` bytes so one

@@ -9,6 +9,7 @@ pub mod conn;
 pub mod outbound;
 pub mod transport;
 
+use std::cell::RefCell;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -23,7 +24,8 @@ use slab::Slab;
 use tracing::{debug, error, warn};
 
 use crate::clock::Clock;
-use crate::handlers::{self, Action, Ctx};
+use crate::handlers::route_cache::RouteCache;
+use crate::handlers::{self, Action, Ctx, Limit};
 use crate::metrics::ReactorMetrics;
 use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
@@ -37,8 +39,8 @@ pub const WAKER: Token = Token(usize::MAX - 2);
 const TICK: Duration = Duration::from_millis(100);
 /// Bytes read from one connection per wake before others get a turn.
 const READ_BUDGET: usize = 1024 * 1024;
-/// Replies queued for a peer that does not read them; past this we stop reading its requests.
-const MAX_PENDING_OUTPUT: usize = 16 * 1024 * 1024;
+/// At most one "connection limit reached" line per reactor this often (a reconnect storm is one burst).
+const REFUSAL_LOG_INTERVAL_MS: i64 = 10_000;
 /// Java answers GO_AWAY while shutting down gracefully only to clients newer than V5_3_1 (ordinal 475).
 pub const GO_AWAY_AFTER_VERSION: i32 = 475;
 /// Java's remark for a full executor queue.
@@ -48,12 +50,22 @@ pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for
 #[derive(Clone)]
 pub struct Shared {
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: Sender<WriteCommand>,
+    pub writer: Sender<Box<WriteCommand>>,
     pub events: Sender<ConnEvent>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub max_frame: usize,
+    /// Budget of each reactor's encoded-route cache.
+    pub route_cache_bytes: usize,
     pub idle_ms: i64,
+    /// `maxConnections` (0 = unlimited): inbound connections beyond it are accepted and closed at once.
+    pub max_connections: usize,
+    /// Open inbound connections over all reactors (counted at accept, so reactors cannot overshoot together).
+    pub open_connections: Arc<AtomicUsize>,
+    /// `maxPendingWriteBytes`: replies queued for a peer past which we stop reading its requests.
+    pub max_pending_write: usize,
+    /// `slowReaderCloseSeconds` in ms (0 = never): a peer paused that long is closed.
+    pub slow_reader_close_ms: i64,
     pub shutdown: Arc<AtomicBool>,
     /// Graceful shutdown has begun: stop accepting, finish what is in flight.
     pub draining: Arc<AtomicBool>,
@@ -75,6 +87,8 @@ pub struct Reactor {
     shared: Shared,
     next_gen: u32,
     scratch: Vec<u8>,
+    /// Encoded route bodies (handlers::route_cache); a RefCell because handlers run from `&self`.
+    route_cache: RefCell<RouteCache>,
     /// Connections with unread input left (budget hit, or output drained after a pause).
     again: Vec<usize>,
     last_idle_check_ms: i64,
@@ -85,6 +99,9 @@ pub struct Reactor {
     /// Writes handed to the writer whose reply has not come back yet.
     in_flight: usize,
     listener_closed: bool,
+    /// Connections refused by `maxConnections` since the last log line, and when that line was written.
+    refused_since_log: u64,
+    last_refusal_log_ms: Option<i64>,
 }
 
 impl Reactor {
@@ -100,8 +117,10 @@ impl Reactor {
         let mut listener = TcpListener::from_std(listener);
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
         let now = shared.clock.now_ms();
+        let route_cache = RefCell::new(RouteCache::new(shared.route_cache_bytes));
         let reactor = Reactor {
             id,
+            route_cache,
             poll,
             listener,
             conns: Slab::with_capacity(1024),
@@ -116,6 +135,8 @@ impl Reactor {
             metrics,
             in_flight: 0,
             listener_closed: false,
+            refused_since_log: 0,
+            last_refusal_log_ms: None,
         };
         Ok(reactor)
     }
@@ -179,6 +200,13 @@ impl Reactor {
         loop {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
+                    let open = self.shared.open_connections.fetch_add(1, Ordering::AcqRel);
+                    if self.shared.max_connections > 0 && open >= self.shared.max_connections {
+                        // Accept and close at once (dropping the stream): better than leaving it in the backlog.
+                        self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
+                        self.refuse_connection(peer);
+                        continue;
+                    }
                     let _ = stream.set_nodelay(true);
                     let n = self.shared.peers.len().max(1);
                     let target = self.shared.next_reactor.fetch_add(1, Ordering::Relaxed) % n;
@@ -186,6 +214,8 @@ impl Reactor {
                         let link = &self.shared.peers[target];
                         if link.inbox.send(Completion::Adopt { stream, peer }).is_ok() {
                             let _ = link.waker.wake();
+                        } else {
+                            self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
                         }
                         continue;
                     }
@@ -202,12 +232,35 @@ impl Reactor {
         }
     }
 
-    /// Takes ownership of an accepted connection; returns its key.
+    /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.
+    fn refuse_connection(&mut self, peer: std::net::SocketAddr) {
+        self.metrics.limit_hit(Limit::Connections);
+        self.refused_since_log += 1;
+        let now = self.shared.clock.now_ms();
+        let due = match self.last_refusal_log_ms {
+            None => true,
+            Some(t) => now - t >= REFUSAL_LOG_INTERVAL_MS || now < t,
+        };
+        if due {
+            warn!(
+                reactor = self.id,
+                %peer,
+                refused = self.refused_since_log,
+                max_connections = self.shared.max_connections,
+                "maxConnections reached: new connections are closed at once (logged at most every 10 s)"
+            );
+            self.refused_since_log = 0;
+            self.last_refusal_log_ms = Some(now);
+        }
+    }
+
+    /// Takes ownership of an accepted connection (already counted in `open_connections`); returns its key.
     fn adopt(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) -> Option<usize> {
         let entry = self.conns.vacant_entry();
         let key = entry.key();
         if let Err(e) = self.poll.registry().register(&mut stream, Token(key), Interest::READABLE) {
             warn!(reactor = self.id, %peer, error = %e, "cannot register connection");
+            self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
         self.next_gen = self.next_gen.wrapping_add(1);
@@ -224,14 +277,20 @@ impl Reactor {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        if conn.output.len() > MAX_PENDING_OUTPUT {
-            return; // resumed from `flush` once the peer has read its replies
+        if conn.output.len() > self.shared.max_pending_write {
+            // Not read from until it reads its replies (`flush` resumes it). Try a write: this event may be the peer
+            // resetting, which only a failed write reveals, and the connection must not linger until idle.
+            self.flush(key);
+            return;
         }
-        let (outcome, n) = conn.fill(&mut self.scratch, READ_BUDGET);
+        // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
+        // stays bounded as well; the socket is read on the next turn (`again`).
+        let backlog = whole_frame_buffered(&conn.input);
+        let (outcome, n) = if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, READ_BUDGET) };
         if n > 0 {
             conn.last_active_ms = self.shared.clock.now_ms();
         }
-        if n >= READ_BUDGET {
+        if n >= READ_BUDGET || backlog {
             self.again.push(key);
         }
         if let Err(reason) = self.decode_and_handle(key) {
@@ -257,6 +316,12 @@ impl Reactor {
             let Some(conn) = self.conns.get_mut(key) else {
                 return Ok(());
             };
+            if conn.output.len() > self.shared.max_pending_write {
+                // The peer does not read: its other frames wait until `flush` resumes it. Checked per frame, as one
+                // read budget of small requests with large replies (topic lists) would otherwise queue gigabytes.
+                conn.stalled = true;
+                return Ok(());
+            }
             let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
                 Ok(Some(cmd)) => cmd,
                 Ok(None) => return Ok(()),
@@ -270,6 +335,7 @@ impl Reactor {
                 conn.broker = true;
             }
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
+            let peer = conn.peer;
             let started = std::time::Instant::now();
             let answer = if self.shared.go_away
                 && self.shared.draining.load(Ordering::Relaxed)
@@ -277,7 +343,11 @@ impl Reactor {
             {
                 Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
             } else {
-                self.handle(id, &cmd)
+                let (answer, over) = self.handle(id, peer, &cmd);
+                if let (Some(limit), Some(resp)) = (over, &answer) {
+                    self.over_limit(key, limit, resp.remark.as_deref().unwrap_or_default());
+                }
+                answer
             };
             if answer.is_none() && !cmd.is_oneway() {
                 self.in_flight += 1;
@@ -298,42 +368,72 @@ impl Reactor {
         }
     }
 
-    /// Runs the handler with one snapshot load; returns an immediate reply, or forwards a write.
-    fn handle(&self, id: ConnId, cmd: &RemotingCommand) -> Option<RemotingCommand> {
+    /// A request refused for `limit`: counted every time, logged once per connection.
+    fn over_limit(&mut self, key: usize, limit: Limit, remark: &str) {
+        self.metrics.limit_hit(limit);
+        if let Some(conn) = self.conns.get_mut(key) {
+            if conn.first_time_over(limit) {
+                warn!(
+                    reactor = self.id,
+                    peer = %conn.peer,
+                    limit = limit.name(),
+                    remark,
+                    "request refused (logged once per connection; all are counted in namesrv_limit_hits_total)"
+                );
+            }
+        }
+    }
+
+    /// Runs the handler with one snapshot load; returns an immediate reply (with the limit it enforces, if any),
+    /// or forwards a write.
+    fn handle(
+        &self,
+        id: ConnId,
+        peer: std::net::SocketAddr,
+        cmd: &RemotingCommand,
+    ) -> (Option<RemotingCommand>, Option<Limit>) {
         let snapshot = self.shared.cell.load();
         let ctx = Ctx {
             conn: id,
+            peer: peer.ip(),
             snapshot: &snapshot,
             now_ms: self.shared.clock.now_ms(),
             started_ms: self.shared.started_ms,
+            route_cache: &self.route_cache,
         };
         // A bug in one handler must not take down the reactor and every connection on it.
         let action = match catch_unwind(AssertUnwindSafe(|| handlers::dispatch(&ctx, cmd))) {
             Ok(a) => a,
             Err(_) => {
                 error!(reactor = self.id, code = cmd.code, "handler panicked");
-                return Some(handlers::system_error(cmd, format!("internal error handling request code {}", cmd.code)));
+                let remark = format!("internal error handling request code {}", cmd.code);
+                return (Some(handlers::system_error(cmd, remark)), None);
             }
         };
         drop(snapshot);
-        match action {
+        let reply = match action {
             Action::Reply(r) => Some(r),
-            Action::Write(op) => match self.shared.writer.try_send(WriteCommand { origin: Origin::new(id, cmd), op }) {
-                Ok(()) => None,
-                Err(TrySendError::Full(_)) => {
-                    self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                    Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
+            Action::Refused(r, limit) => return (Some(r), Some(limit)),
+            Action::Write(op) => {
+                match self.shared.writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, cmd), op })) {
+                    Ok(()) => None,
+                    Err(TrySendError::Full(_)) => {
+                        self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+                        Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
+                    }
+                    Err(TrySendError::Disconnected(_)) => {
+                        Some(handlers::system_error(cmd, "name server is shutting down"))
+                    }
                 }
-                Err(TrySendError::Disconnected(_)) => Some(handlers::system_error(cmd, "name server is shutting down")),
-            },
-        }
+            }
+        };
+        (reply, None)
     }
 
     fn flush(&mut self, key: usize) {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        let was_paused = conn.output.len() > MAX_PENDING_OUTPUT;
         match conn.flush() {
             Ok(n) => {
                 if n > 0 {
@@ -356,8 +456,36 @@ impl Reactor {
             }
             conn.want_write = pending;
         }
-        if was_paused && conn.output.len() <= MAX_PENDING_OUTPUT {
-            self.again.push(key);
+        self.track_pause(key);
+    }
+
+    /// `maxPendingWriteBytes`: notes when a peer's unread replies go over the limit (it is not read from while
+    /// over: see `on_readable`) and resumes reading once they are back under it.
+    fn track_pause(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let over = conn.output.len() > self.shared.max_pending_write;
+        match (over, conn.paused_since_ms) {
+            (true, None) => {
+                conn.paused_since_ms = Some(self.shared.clock.now_ms());
+                self.metrics.limit_hit(Limit::PendingWritePaused);
+                if conn.first_time_over(Limit::PendingWritePaused) {
+                    warn!(
+                        reactor = self.id,
+                        peer = %conn.peer,
+                        pending = conn.output.len(),
+                        max_pending_write_bytes = self.shared.max_pending_write,
+                        "peer does not read its replies: not reading its requests until it does (logged once)"
+                    );
+                }
+            }
+            (false, paused) if paused.is_some() || conn.stalled => {
+                conn.paused_since_ms = None;
+                conn.stalled = false;
+                self.again.push(key);
+            }
+            _ => {}
         }
     }
 
@@ -397,6 +525,8 @@ impl Reactor {
         }
     }
 
+    /// Once a second: closes idle connections (`serverChannelMaxIdleTimeSeconds`) and peers that stayed over
+    /// `maxPendingWriteBytes` for `slowReaderCloseSeconds`.
     fn close_idle(&mut self) {
         let now = self.shared.clock.now_ms();
         if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
@@ -404,13 +534,33 @@ impl Reactor {
         }
         self.last_idle_check_ms = now;
         let idle_ms = self.shared.idle_ms;
-        if idle_ms <= 0 {
-            return;
+        if idle_ms > 0 {
+            let idle: Vec<usize> =
+                self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
+            for key in idle {
+                self.close(key, "idle");
+            }
         }
-        let idle: Vec<usize> =
-            self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
-        for key in idle {
-            self.close(key, "idle");
+        let slow_ms = self.shared.slow_reader_close_ms;
+        if slow_ms > 0 {
+            let slow: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.paused_since_ms.is_some_and(|t| now - t >= slow_ms))
+                .map(|(k, _)| k)
+                .collect();
+            for key in slow {
+                self.metrics.limit_hit(Limit::PendingWriteClosed);
+                if let Some(c) = self.conns.get(key) {
+                    warn!(
+                        reactor = self.id,
+                        peer = %c.peer,
+                        pending = c.output.len(),
+                        "closing a peer that left its replies unread for slowReaderCloseSeconds"
+                    );
+                }
+                self.close(key, "replies unread for slowReaderCloseSeconds");
+            }
         }
     }
 
@@ -424,6 +574,7 @@ impl Reactor {
             self.outbound.remove(&conn.peer);
         } else {
             self.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
+            self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
         }
         let _ = self.poll.registry().deregister(&mut conn.stream);
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
@@ -431,6 +582,14 @@ impl Reactor {
         if conn.broker && !self.shared.shutdown.load(Ordering::Acquire) {
             let _ = self.shared.events.send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
         }
+    }
+}
+
+/// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
+fn whole_frame_buffered(input: &[u8]) -> bool {
+    match input.first_chunk::<4>() {
+        Some(prefix) => (input.len() - 4) as u64 >= u64::from(u32::from_be_bytes(*prefix)),
+        None => false,
     }
 }
 
@@ -453,7 +612,7 @@ mod tests {
         let id = ConnId { reactor: 0, token: 0, gen: 1 };
         let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
         let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-        writer.try_send(WriteCommand { origin: Origin::new(id, &filler), op }).unwrap();
+        writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, &filler), op })).unwrap();
         let shared = Shared {
             cell,
             writer,
@@ -461,7 +620,12 @@ mod tests {
             clock: Arc::new(SystemClock),
             started_ms: 0,
             max_frame: 1024,
+            route_cache_bytes: 0,
             idle_ms: 0,
+            max_connections: 0,
+            open_connections: Arc::new(AtomicUsize::new(0)),
+            max_pending_write: 16 * 1024 * 1024,
+            slow_reader_close_ms: 0,
             shutdown: Arc::new(AtomicBool::new(false)),
             draining: Arc::new(AtomicBool::new(false)),
             go_away: false,
@@ -474,7 +638,8 @@ mod tests {
         let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared, Default::default()).unwrap();
         let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
         let started = std::time::Instant::now();
-        let resp = reactor.handle(id, &req).expect("an immediate answer");
+        let peer = "127.0.0.1:1".parse().unwrap();
+        let resp = reactor.handle(id, peer, &req).0.expect("an immediate answer");
         assert!(started.elapsed() < Duration::from_secs(1));
         assert_eq!(resp.code, ResponseCode::SYSTEM_BUSY);
         assert_eq!(resp.remark.as_deref(), Some(OVERLOAD_REMARK));

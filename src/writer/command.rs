@@ -40,7 +40,8 @@ pub enum WriteOp {
     UpdateConfig { pairs: Vec<(String, String)> },
 }
 
-/// One request for the writer.
+/// One request for the writer. It travels boxed: the bounded channel preallocates and touches every slot, and a
+/// pointer-sized slot keeps 64k of them at 1 MiB of RSS instead of ~16 MiB.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WriteCommand {
     pub origin: Origin,

@@ -40,7 +40,7 @@ pub struct ReactorLink {
 
 /// Channels the writer listens on.
 pub struct WriterInputs {
-    pub commands: Receiver<WriteCommand>,
+    pub commands: Receiver<Box<WriteCommand>>,
     pub events: Receiver<ConnEvent>,
     pub stop: Receiver<()>,
 }
@@ -123,7 +123,7 @@ impl Writer {
             let mut open = true;
             select! {
                 recv(inputs.commands) -> m => match m {
-                    Ok(c) => batch.push(c),
+                    Ok(c) => batch.push(*c),
                     Err(_) => open = false,
                 },
                 recv(inputs.events) -> m => match m {
@@ -142,7 +142,7 @@ impl Writer {
             events.extend(inputs.events.try_iter());
             while batch.len() < MAX_BATCH {
                 match inputs.commands.try_recv() {
-                    Ok(c) => batch.push(c),
+                    Ok(c) => batch.push(*c),
                     Err(_) => break,
                 }
             }

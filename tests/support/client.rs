@@ -60,9 +60,20 @@ impl Client {
 
     /// Like `request`, with a timeout and the error returned.
     pub fn try_request(&mut self, cmd: RemotingCommand, timeout: Duration) -> Result<RemotingCommand, String> {
-        let opaque = cmd.opaque;
         self.send(&cmd)?;
-        let deadline = Instant::now() + timeout;
+        self.await_reply(cmd.opaque, Instant::now() + timeout)
+    }
+
+    /// Sends an already encoded request frame (e.g. one recorded from a real peer, byte for byte) and waits for the
+    /// response with `opaque`. Panics on timeout or a closed connection.
+    pub fn request_frame(&mut self, frame: &[u8], opaque: i32) -> RemotingCommand {
+        self.send_raw(frame);
+        self.await_reply(opaque, Instant::now() + REPLY_TIMEOUT)
+            .unwrap_or_else(|e| panic!("request to {}: {e}", self.addr))
+    }
+
+    /// Reads frames until the response with `opaque`; anything else is kept in `strays`.
+    fn await_reply(&mut self, opaque: i32, deadline: Instant) -> Result<RemotingCommand, String> {
         loop {
             let got = self.read_frame(deadline)?;
             if got.is_response() && got.opaque == opaque {

@@ -17,3 +17,25 @@ pub fn loopback_config(dir: &Path) -> Config {
         ..Config::default()
     }
 }
+
+/// A server started from `loopback_config` with a `ManualClock` at `registration::T0`, and its temporary directory.
+pub struct InProc {
+    pub server: namesrv::server::ServerHandle,
+    pub clock: std::sync::Arc<namesrv::clock::ManualClock>,
+    pub dir: tempfile::TempDir,
+}
+
+impl InProc {
+    pub fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = loopback_config(dir.path());
+        tweak(&mut config);
+        let clock = namesrv::clock::ManualClock::new(super::registration::T0);
+        let server = namesrv::server::start_with_clock(config, clock.clone()).expect("server starts");
+        InProc { server, clock, dir }
+    }
+
+    pub fn client(&self) -> super::client::Client {
+        super::client::Client::connect(self.server.local_addr())
+    }
+}

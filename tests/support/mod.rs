@@ -1,6 +1,7 @@
 //! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
-//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`), a TLS one (`tls`) and reply normalisation
-//! (`normalize`).
+//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and a TLS one (`tls`), reply normalisation
+//! (`normalize`) and the Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its
+//! recordings (`recorder`, `replay`), and the real peers (`broker`, `mqadmin`, `gopeer`, `native`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
@@ -8,15 +9,20 @@
 
 pub mod broker;
 pub mod client;
+pub mod differ;
 pub mod gopeer;
 pub mod inproc;
 pub mod interop;
 pub mod java;
 pub mod mqadmin;
+pub mod native;
 pub mod normalize;
+pub mod observe;
 pub mod ours;
 pub mod proc;
+pub mod recorder;
 pub mod registration;
+pub mod replay;
 pub mod tls;
 
 use std::io::Read;
@@ -100,6 +106,18 @@ pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
         text.push('\n');
     }
     std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// Polls `f` every 2 ms until it holds or `limit` passes.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    f()
 }
 
 /// Kills a child process and reaps it, ignoring errors (already dead).

@@ -65,6 +65,11 @@ impl OurNamesrv {
         self.port
     }
 
+    /// The process id, for reading its memory from /proc.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The temp directory holding the properties file, `kvConfig.json` and `mqnamesrv.log`.
     pub fn dir(&self) -> &Path {
         self.dir.path()

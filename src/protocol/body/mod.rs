@@ -27,7 +27,7 @@ pub enum BodyError {
     Json(String),
     #[error("invalid compressed body: {0}")]
     Compressed(String),
-    #[error("decompressed body exceeds {0} bytes")]
+    #[error("[LIMIT] decompressed body exceeds maxInflatedBody={0} bytes")]
     TooLarge(usize),
     #[error("invalid body: {0}")]
     Shape(String),

@@ -19,7 +19,7 @@ mod register;
 mod unregister;
 
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 #[cfg(test)]
 mod tests_evict;
 #[cfg(test)]
@@ -27,7 +27,7 @@ mod tests_query;
 #[cfg(test)]
 mod tests_register;
 
-pub use query::filter_by_zone;
+pub use query::{filter_by_zone, RouteStamp};
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

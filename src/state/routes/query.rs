@@ -10,11 +10,67 @@ use crate::model::{
     SYNC_BROKER_MEMBER_TOPIC_PREFIX,
 };
 
-use super::{RouteView, UnitTopicKind};
+use super::{FilterServers, MappingEntry, RouteView, TopicEntry, UnitTopicKind};
 
 const MASTER_ID: i64 = 0;
 
+/// What a topic's route is built from, held by reference, so a reader can keep an encoded route and later tell
+/// in a few pointer compares whether it is still right (`RouteView::stamp_matches`). The writer replaces an entry,
+/// a BrokerData or a cluster's filter-server map only when it changes, and the handles held here keep their
+/// allocations from being reused, so equal pointers mean equal data.
+#[derive(Clone, Debug)]
+pub struct RouteStamp {
+    entry: Arc<TopicEntry>,
+    /// One per broker name of `entry`, in its order: its BrokerData (`None` if it has none) and its cluster's
+    /// filter servers.
+    brokers: smallvec::SmallVec<[BrokerStamp; 4]>,
+    mapping: Option<Arc<MappingEntry>>,
+}
+
+/// A broker name's BrokerData (`None` if it has none) and its cluster's filter servers.
+type BrokerStamp = (Option<Arc<BrokerData>>, Option<FilterServers>);
+
+fn same<T>(now: Option<&Arc<T>>, then: &Option<Arc<T>>) -> bool {
+    match (now, then) {
+        (Some(now), Some(then)) => Arc::ptr_eq(now, then),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 impl RouteView {
+    /// The stamp of `topic`'s route as `route` would build it now; `None` for an unknown topic.
+    pub fn route_stamp(&self, topic: &str) -> Option<RouteStamp> {
+        let entry = self.topics.get(topic)?;
+        let brokers = entry
+            .keys()
+            .map(|name| {
+                let bd = self.brokers.get(name);
+                (bd.cloned(), bd.and_then(|bd| self.filter_servers.get(&*bd.cluster)).cloned())
+            })
+            .collect();
+        Some(RouteStamp { entry: entry.clone(), brokers, mapping: self.mappings.get(topic).cloned() })
+    }
+
+    /// True when `route(topic, ..)` would build exactly what it built when `stamp` was taken.
+    pub fn stamp_matches(&self, topic: &str, stamp: &RouteStamp) -> bool {
+        let Some(entry) = self.topics.get(topic) else {
+            return false;
+        };
+        // The same entry has the same broker names in the same order as when the stamp was taken.
+        Arc::ptr_eq(entry, &stamp.entry)
+            && entry.keys().zip(&stamp.brokers).all(|(name, (bd_then, fs_then))| {
+                let bd = self.brokers.get(name);
+                same(bd, bd_then)
+                    && match (bd.and_then(|bd| self.filter_servers.get(&*bd.cluster)), fs_then) {
+                        (Some(now), Some(then)) => now.ptr_eq(then),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            })
+            && same(self.mappings.get(topic), &stamp.mapping)
+    }
+
     /// §5.7 including the acting-master rewrite when `support_acting_master`; no order conf, no zone filter.
     pub fn route(&self, topic: &str, support_acting_master: bool) -> Option<TopicRouteData> {
         let entry = self.topics.get(topic)?;

@@ -1,0 +1,241 @@
+//! Encoded GET_ROUTEINFO_BY_TOPIC bodies, kept per reactor across snapshots.
+//!
+//! Building and encoding a route is most of the cost of the hottest request, and routes change rarely. Each reactor
+//! keeps the encoded body per topic and dialect with the `RouteStamp` it was built from; a later request reuses it
+//! while `RouteView::stamp_matches` holds, so a publish that changes k topics invalidates exactly those k (plus the
+//! topics of a changed BrokerData), never the whole cache. The cache is per reactor (no locks, no sharing) and
+//! bounded in bytes; past the bound, arbitrary entries are dropped.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::config::Config;
+use crate::protocol::json::Dialect;
+use crate::state::routes::RouteStamp;
+use crate::state::RouteView;
+
+/// Bookkeeping per entry beyond the body bytes (key, stamp, map slot), for the byte bound.
+const ENTRY_OVERHEAD: usize = 160;
+
+pub struct RouteCache {
+    entries: HashMap<Arc<str>, Cached, ahash::RandomState>,
+    bytes: usize,
+    budget: usize,
+    /// The config the bodies were built under (support_acting_master shapes routes); a new one empties the cache.
+    config: Option<Arc<Config>>,
+}
+
+struct Cached {
+    stamp: RouteStamp,
+    /// Indexed by `dialect_index`.
+    bodies: [Option<Bytes>; 2],
+}
+
+fn dialect_index(d: Dialect) -> usize {
+    match d {
+        Dialect::Default => 0,
+        Dialect::Standard => 1,
+    }
+}
+
+impl RouteCache {
+    /// `budget` bytes of bodies and bookkeeping; 0 turns caching off.
+    pub fn new(budget: usize) -> RouteCache {
+        RouteCache { entries: HashMap::default(), bytes: 0, budget, config: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The body of `topic`'s route in `dialect`: cached if still valid, else built by `encode` (None = no route)
+    /// and cached when the route is cacheable.
+    pub fn body(
+        &mut self,
+        view: &RouteView,
+        config: &Arc<Config>,
+        topic: &str,
+        dialect: Dialect,
+        encode: impl FnOnce() -> Option<Bytes>,
+    ) -> Option<Bytes> {
+        if self.budget == 0 {
+            return encode();
+        }
+        if !self.config.as_ref().is_some_and(|c| Arc::ptr_eq(c, config)) {
+            self.clear();
+            self.config = Some(config.clone());
+        }
+        let d = dialect_index(dialect);
+        if let Some(c) = self.entries.get_mut(topic) {
+            if view.stamp_matches(topic, &c.stamp) {
+                if let Some(b) = &c.bodies[d] {
+                    return Some(b.clone());
+                }
+                let body = encode()?;
+                self.bytes += body.len();
+                c.bodies[d] = Some(body.clone());
+                self.trim();
+                return Some(body);
+            }
+            self.remove(topic);
+        }
+        // Taken before encoding: if the view changed in between we would keep a body older than its stamp — the
+        // view is immutable, so it cannot.
+        let stamp = view.route_stamp(topic);
+        let body = encode()?;
+        if let Some(stamp) = stamp {
+            let mut bodies = [None, None];
+            bodies[d] = Some(body.clone());
+            self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
+            self.entries.insert(Arc::from(topic), Cached { stamp, bodies });
+            self.trim();
+        }
+        Some(body)
+    }
+
+    fn remove(&mut self, topic: &str) {
+        if let Some((k, c)) = self.entries.remove_entry(topic) {
+            self.bytes -= entry_bytes(&k, &c);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// Drops entries (in hash order, i.e. arbitrary ones) until three quarters of the budget are free of them, so
+    /// a working set larger than the budget costs one trim per many inserts, not one per insert.
+    fn trim(&mut self) {
+        if self.bytes <= self.budget {
+            return;
+        }
+        let target = self.budget / 4 * 3;
+        let mut freed = Vec::new();
+        let mut bytes = self.bytes;
+        for (k, c) in &self.entries {
+            if bytes <= target {
+                break;
+            }
+            bytes -= entry_bytes(k, c);
+            freed.push(k.clone());
+        }
+        for k in freed {
+            self.entries.remove(&k);
+        }
+        self.bytes = bytes;
+    }
+}
+
+fn entry_bytes(topic: &str, c: &Cached) -> usize {
+    ENTRY_OVERHEAD + topic.len() + c.bodies.iter().flatten().map(Bytes::len).sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::state::routes::test_util::{reg, S};
+    use crate::state::RouteTables;
+
+    /// Asks the cache for `topic` and reports whether it had to encode.
+    fn ask(cache: &mut RouteCache, t: &RouteTables, config: &Arc<Config>, topic: &str, d: Dialect) -> (bool, Bytes) {
+        let built = Cell::new(false);
+        let view = t.view();
+        let body = cache
+            .body(&view, config, topic, d, || {
+                built.set(true);
+                let r = view.route(topic, config.support_acting_master)?;
+                let mut out = Vec::new();
+                crate::protocol::body::encode_topic_route(&r, d, &mut out);
+                Some(Bytes::from(out))
+            })
+            .unwrap();
+        (built.get(), body)
+    }
+
+    fn fresh(t: &RouteTables, topic: &str, d: Dialect) -> Bytes {
+        let mut out = Vec::new();
+        crate::protocol::body::encode_topic_route(&t.view().route(topic, false).unwrap(), d, &mut out);
+        Bytes::from(out)
+    }
+
+    #[test]
+    fn a_change_rebuilds_only_the_routes_it_touches() {
+        let config = Arc::new(Config::default());
+        let mut t = RouteTables::new();
+        t.register_broker(reg("c", "a", 0, "A:1", &["T", "U"], 1), 0, S);
+        t.register_broker(reg("c", "b", 0, "B:1", &["V", "W"], 1), 0, S);
+        let mut cache = RouteCache::new(1 << 20);
+        for topic in ["T", "U", "V"] {
+            assert!(ask(&mut cache, &t, &config, topic, Dialect::Default).0, "first ask of {topic} builds");
+            assert!(!ask(&mut cache, &t, &config, topic, Dialect::Default).0, "second ask of {topic} is cached");
+        }
+        // The other dialect is built once too.
+        assert!(ask(&mut cache, &t, &config, "T", Dialect::Standard).0);
+        assert!(!ask(&mut cache, &t, &config, "T", Dialect::Standard).0);
+        // Broker b now also hosts T: T's entry changes; U's and V's do not.
+        t.register_broker(reg("c", "b", 0, "B:1", &["T", "V", "W"], 2), 0, S);
+        let (built, body) = ask(&mut cache, &t, &config, "T", Dialect::Default);
+        assert!(built);
+        assert_eq!(body, fresh(&t, "T", Dialect::Default));
+        assert!(!ask(&mut cache, &t, &config, "U", Dialect::Default).0);
+        assert!(!ask(&mut cache, &t, &config, "V", Dialect::Default).0);
+        // A new address for broker a (its BrokerData changes) invalidates every topic of a, and only those.
+        t.register_broker(reg("c", "a", 1, "A:2", &["T", "U"], 1), 0, S);
+        for (topic, rebuilt) in [("T", true), ("U", true), ("V", false)] {
+            let (built, body) = ask(&mut cache, &t, &config, topic, Dialect::Default);
+            assert_eq!(built, rebuilt, "{topic}");
+            assert_eq!(body, fresh(&t, topic, Dialect::Default), "{topic}");
+        }
+        // A deleted topic is not served from the cache.
+        t.delete_topic("U", None);
+        let view = t.view();
+        assert!(cache.body(&view, &config, "U", Dialect::Default, || None).is_none());
+    }
+
+    #[test]
+    fn a_new_config_empties_the_cache() {
+        let mut t = RouteTables::new();
+        t.register_broker(reg("c", "a", 0, "A:1", &["T", "U"], 1), 0, S);
+        let mut cache = RouteCache::new(1 << 20);
+        let config = Arc::new(Config::default());
+        ask(&mut cache, &t, &config, "T", Dialect::Default);
+        assert!(!ask(&mut cache, &t, &config, "T", Dialect::Default).0);
+        let other = Arc::new(Config::default());
+        assert!(ask(&mut cache, &t, &other, "T", Dialect::Default).0);
+        assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn the_cache_stays_within_its_budget_and_zero_turns_it_off() {
+        let topics: Vec<String> = (0..500).map(|i| format!("topic-{i}")).collect();
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let mut t = RouteTables::new();
+        t.register_broker(reg("c", "a", 0, "A:1", &names, 1), 0, S);
+        let config = Arc::new(Config::default());
+        let budget = 16 * 1024;
+        let mut cache = RouteCache::new(budget);
+        for topic in &names {
+            let (_, body) = ask(&mut cache, &t, &config, topic, Dialect::Default);
+            assert_eq!(body, fresh(&t, topic, Dialect::Default));
+            assert!(cache.bytes() <= budget, "{} bytes cached", cache.bytes());
+        }
+        assert!(!cache.is_empty() && cache.len() < names.len());
+        let mut off = RouteCache::new(0);
+        assert!(ask(&mut off, &t, &config, "topic-1", Dialect::Default).0);
+        assert!(ask(&mut off, &t, &config, "topic-1", Dialect::Default).0);
+        assert!(off.is_empty());
+    }
+}

@@ -1,0 +1,68 @@
+//! Watching a server process from outside: its Prometheus gauges over the HTTP endpoint (`httpAddress`) and its
+//! resident memory from /proc. For the load and fault tests, which must not read the server's insides.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// GET `path` over HTTP/1.0; the body of a 200 answer, or the failure as text.
+pub fn http_get(addr: SocketAddr, path: &str) -> Result<String, String> {
+    let mut s =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("connect {addr}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).map_err(|e| e.to_string())?;
+    match text.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") => {
+            Ok(body.to_string())
+        }
+        _ => Err(format!("GET {path}: {}", text.lines().next().unwrap_or("(empty answer)"))),
+    }
+}
+
+/// The value of the sample line `name` (with its labels, e.g. `namesrv_evictions_total{cause="expired"}`).
+pub fn metric(http: SocketAddr, name: &str) -> f64 {
+    let text = http_get(http, "/metrics").unwrap_or_else(|e| panic!("/metrics: {e}"));
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no sample {name} in /metrics:\n{text}"))
+}
+
+/// Polls `name` until it equals `want` (the server applies closes asynchronously); returns the last value seen,
+/// which the caller asserts on. `limit` only bounds the test's runtime — nothing here judges speed.
+pub fn wait_for_metric(http: SocketAddr, name: &str, want: f64, limit: Duration) -> f64 {
+    let deadline = Instant::now() + limit;
+    loop {
+        let v = metric(http, name);
+        if v == want || Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// VmRSS of `pid` in bytes, from /proc/PID/status.
+pub fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/PID/status");
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS in /proc/PID/status");
+    kb * 1024
+}
+
+/// Bytes → MiB, for messages.
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
+}
+
+/// The load average (1, 5, 15 min) as text, for the figures a test prints.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
