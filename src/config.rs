@@ -253,8 +253,8 @@ impl Config {
         warnings
     }
 
-    /// GET_NAMESRV_CONFIG / `-p`: every Java key with a value plus the extra keys, sorted by key. Our own keys
-    /// appear only when set in the file (they are not Java's, so a stock answer stays Java's).
+    /// GET_NAMESRV_CONFIG: every Java key with a value plus the extra keys of the `-c` file, sorted by key. Our
+    /// own keys are never listed (they are not Java's, so the answer stays Java's); `-p` shows them.
     pub fn java_entries(&self) -> Vec<(String, String)> {
         let mut out: BTreeMap<String, String> = self.extra.clone();
         for (name, owner) in KEYS {

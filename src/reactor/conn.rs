@@ -9,9 +9,6 @@ use tracing::warn;
 
 use super::transport::{self, Transport};
 
-/// Read in chunks of this size; large frames grow the buffer as needed.
-const READ_CHUNK: usize = 16 * 1024;
-
 pub struct Conn {
     pub stream: TcpStream,
     pub peer: SocketAddr,
@@ -60,7 +57,8 @@ impl Conn {
             stream,
             peer,
             gen,
-            input: BytesMut::with_capacity(READ_CHUNK),
+            // Grown on first read: an idle connection holds no input buffer (10k idle peers cost ~1 KiB each).
+            input: BytesMut::new(),
             output: BytesMut::new(),
             last_active_ms: now_ms,
             broker: false,
