@@ -186,6 +186,17 @@ config_table! {
     Ours http_address: String = String::new(), "httpAddress";
     Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
+    // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
+    // start only. `tls.config.file` (if it exists) overrides the others except the mode, as Java's does.
+    Ours tls_server_mode: String = "permissive".into(), "tls.server.mode";
+    Ours tls_test_mode_enable: bool = true, "tls.test.mode.enable";
+    Ours tls_server_cert_path: String = String::new(), "tls.server.certPath";
+    Ours tls_server_key_path: String = String::new(), "tls.server.keyPath";
+    Ours tls_server_key_password: String = String::new(), "tls.server.keyPassword";
+    Ours tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
+    Ours tls_server_auth_client: bool = false, "tls.server.authClient";
+    Ours tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
+    Ours tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
     // Limits (docs/decisions/0006). 0 = unlimited where noted.
     Ours max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
     Ours max_connections: usize = 100_000, "maxConnections";
@@ -278,6 +289,9 @@ impl Config {
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
+        // Not Java's (its 318 ignores tls.* keys), but a remote update must not be able to change the transport
+        // security of the next start.
+        list.extend(KEYS.iter().filter(|(k, _)| k.starts_with("tls.")).map(|(k, _)| k.to_string()));
         list.extend(self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
         list
     }
@@ -346,6 +360,7 @@ mod tests {
         assert!(bl.contains(&"kvConfigPath".to_string()));
         assert!(bl.contains(&"rocketmqHome".to_string()));
         assert!(bl.contains(&"listenPort".to_string()));
+        assert!(bl.contains(&"tls.server.mode".to_string()));
         assert!(bl.contains(&"adminAllowList".to_string()), "no request may open the allow-list");
     }
 

@@ -26,6 +26,7 @@
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
 //!
@@ -46,5 +47,6 @@ pub mod protocol;
 pub mod reactor;
 pub mod server;
 pub mod state;
+pub mod tls;
 pub mod warm;
 pub mod writer;

@@ -34,6 +34,10 @@ struct Args {
     /// Accepted for compatibility with the Java start-up; has no effect on a name server.
     #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
     namesrv_addr: Option<String>,
+    /// A TLS setting as Java takes it, as a system property: -Dtls.server.mode=enforcing (tls.* keys only; these
+    /// override the -c file).
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    system_props: Vec<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -55,7 +59,7 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
-    let (config, warnings) = match &args.config_file {
+    let (mut config, mut warnings) = match &args.config_file {
         Some(path) => match Config::from_file(path) {
             Ok(c) => c,
             Err(e) => {
@@ -65,6 +69,12 @@ fn main() -> ExitCode {
         },
         None => (Config::default(), Vec::new()),
     };
+    for prop in &args.system_props {
+        match prop.split_once('=') {
+            Some((k, v)) if k.starts_with("tls.") => warnings.extend(config.apply(&[(k.into(), v.into())])),
+            _ => warnings.push(format!("ignoring -D{prop}: only tls.* settings are read as system properties")),
+        }
+    }
     for w in &warnings {
         warn!("{w}");
     }

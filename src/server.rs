@@ -20,6 +20,7 @@ use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
 use crate::reactor::{Reactor, Shared};
 use crate::state::Snapshot;
+use crate::tls::{TlsError, TlsSetup};
 use crate::warm;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
@@ -36,6 +37,8 @@ pub enum StartError {
     Thread(std::io::Error),
     #[error("cannot serve HTTP on {addr}: {reason}")]
     Http { addr: String, reason: String },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// A running server.
@@ -131,6 +134,7 @@ pub fn start(config: Config) -> Result<ServerHandle, StartError> {
 pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerHandle, StartError> {
     let kv = persist::load_kv(Path::new(&config.kv_config_path))?;
     let config = Arc::new(config);
+    let tls = Arc::new(TlsSetup::from_config(&config)?);
     let reactors = config.reactor_count().max(1);
     let listeners = bind_listeners(&config, reactors)?;
     let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
@@ -178,6 +182,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         go_away: config.enable_shutdown_gracefully,
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        tls,
     };
 
     let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };

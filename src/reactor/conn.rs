@@ -5,6 +5,9 @@ use std::net::SocketAddr;
 
 use bytes::BytesMut;
 use mio::net::TcpStream;
+use tracing::warn;
+
+use super::transport::{self, Transport};
 
 pub struct Conn {
     pub stream: TcpStream,
@@ -20,6 +23,8 @@ pub struct Conn {
     pub want_write: bool,
     /// Set on connections this server opened to a broker (905 notifications).
     pub outbound: Option<Outbound>,
+    /// Plain, TLS, or (inbound, before the first byte) not decided yet.
+    pub transport: Transport,
     /// Since when more than `maxPendingWriteBytes` of replies wait for this peer (we do not read it meanwhile).
     pub paused_since_ms: Option<i64>,
     /// Decoding stopped with complete frames left in `input` because too much output was queued; resumed by
@@ -59,10 +64,16 @@ impl Conn {
             broker: false,
             want_write: false,
             outbound: None,
+            transport: Transport::Plain,
             paused_since_ms: None,
             stalled: false,
             limits_logged: 0,
         }
+    }
+
+    /// Replies or TLS records are waiting to be written.
+    pub fn pending_output(&self) -> bool {
+        !self.output.is_empty() || self.transport.wants_write()
     }
 
     /// True the first time this connection goes over `limit`: log then, count always.
@@ -73,9 +84,30 @@ impl Conn {
         first
     }
 
-    /// Reads until WouldBlock (mio is edge-triggered), appending to `input`, at most `budget` bytes so one
+    /// Reads until WouldBlock (mio is edge-triggered), appending plaintext to `input`, at most `budget` bytes so one
     /// flooding peer cannot monopolise the reactor; returns the bytes read too.
     pub fn fill(&mut self, scratch: &mut [u8], budget: usize) -> (ReadOutcome, usize) {
+        if let Transport::Tls(tls) = &mut self.transport {
+            return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, budget);
+        }
+        let (outcome, n) = self.fill_plain(scratch, budget);
+        if let Err(reason) = self.transport.sniffed(&mut self.input) {
+            warn!(peer = %self.peer, %reason, "closing the connection");
+            self.input.clear();
+            return (ReadOutcome::Closed, n);
+        }
+        (outcome, n)
+    }
+
+    /// Writes pending output until done or WouldBlock. `Err` means the connection is broken.
+    pub fn flush(&mut self) -> io::Result<usize> {
+        match &mut self.transport {
+            Transport::Tls(tls) => transport::flush_tls(tls, &mut self.stream, &mut self.output),
+            _ => self.flush_plain(),
+        }
+    }
+
+    fn fill_plain(&mut self, scratch: &mut [u8], budget: usize) -> (ReadOutcome, usize) {
         let mut total = 0;
         loop {
             if total >= budget {
@@ -94,8 +126,7 @@ impl Conn {
         }
     }
 
-    /// Writes pending output until done or WouldBlock. `Err` means the connection is broken.
-    pub fn flush(&mut self) -> io::Result<usize> {
+    fn flush_plain(&mut self) -> io::Result<usize> {
         let mut total = 0;
         while !self.output.is_empty() {
             match self.stream.write(&self.output) {

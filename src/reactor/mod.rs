@@ -7,6 +7,7 @@
 
 pub mod conn;
 pub mod outbound;
+pub mod transport;
 
 use std::cell::RefCell;
 use std::io;
@@ -73,6 +74,8 @@ pub struct Shared {
     /// Every reactor's inbox, for dealing accepted connections round-robin.
     pub peers: Arc<Vec<ReactorLink>>,
     pub next_reactor: Arc<AtomicUsize>,
+    /// `tls.server.mode` and the TLS configuration for inbound connections.
+    pub tls: Arc<crate::tls::TlsSetup>,
 }
 
 pub struct Reactor {
@@ -185,7 +188,7 @@ impl Reactor {
             let _ = self.poll.registry().deregister(&mut self.listener);
             self.listener_closed = true;
         }
-        let owed = self.in_flight > 0 || self.conns.iter().any(|(_, c)| c.outbound.is_none() && !c.output.is_empty());
+        let owed = self.in_flight > 0 || self.conns.iter().any(|(_, c)| c.outbound.is_none() && c.pending_output());
         self.metrics.drained.store(!owed, Ordering::Release);
     }
 
@@ -261,7 +264,9 @@ impl Reactor {
             return None;
         }
         self.next_gen = self.next_gen.wrapping_add(1);
-        entry.insert(Conn::new(stream, peer, self.next_gen, self.shared.clock.now_ms()));
+        let mut conn = Conn::new(stream, peer, self.next_gen, self.shared.clock.now_ms());
+        conn.transport = transport::Transport::Sniff(self.shared.tls.clone());
+        entry.insert(conn);
         self.metrics.connections_open.fetch_add(1, Ordering::Relaxed);
         self.metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
         debug!(reactor = self.id, %peer, key, "connection accepted");
@@ -441,7 +446,7 @@ impl Reactor {
                 return;
             }
         }
-        let pending = !conn.output.is_empty();
+        let pending = conn.pending_output();
         if pending != conn.want_write {
             let interest = if pending { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
             if let Err(e) = self.poll.registry().reregister(&mut conn.stream, Token(key), interest) {
@@ -626,6 +631,7 @@ mod tests {
             go_away: false,
             peers: Arc::new(Vec::new()),
             next_reactor: Arc::new(AtomicUsize::new(0)),
+            tls: Arc::new(crate::tls::TlsSetup::disabled()),
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();

@@ -1,7 +1,7 @@
 //! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
-//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`), reply normalisation (`normalize`) and the
-//! Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its recordings
-//! (`recorder`, `replay`), and the real peers (`broker`, `mqadmin`, `gopeer`, `native`).
+//! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and a TLS one (`tls`), reply normalisation
+//! (`normalize`) and the Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its
+//! recordings (`recorder`, `replay`), and the real peers (`broker`, `mqadmin`, `gopeer`, `native`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
@@ -23,6 +23,7 @@ pub mod proc;
 pub mod recorder;
 pub mod registration;
 pub mod replay;
+pub mod tls;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};

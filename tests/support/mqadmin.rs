@@ -17,6 +17,8 @@ pub struct MqAdmin {
     pub version: String,
     lib: PathBuf,
     dir: TempDir,
+    /// Extra `-Dkey=value` JVM flags (e.g. `-Dtls.enable=true`).
+    pub jvm_props: Vec<String>,
 }
 
 impl MqAdmin {
@@ -24,7 +26,7 @@ impl MqAdmin {
         let lib = super::java::fetch(version, &["tools"]);
         let dir = tempfile::Builder::new().prefix("interop-mqadmin-").tempdir().expect("temp dir");
         prepare_rocketmq_home(dir.path());
-        MqAdmin { version: version.to_string(), lib, dir }
+        MqAdmin { version: version.to_string(), lib, dir, jvm_props: Vec::new() }
     }
 
     /// Runs `mqadmin SUBCOMMAND ARGS... -n NAMESRV`. Returns whatever it printed; callers assert on it.
@@ -35,6 +37,7 @@ impl MqAdmin {
                 "-Drmq.logback.configurationFile={}",
                 self.dir.path().join("conf/rmq.tools.logback.xml").display()
             ))
+            .args(&self.jvm_props)
             .arg("-cp")
             .arg(format!("{}:{}/*", self.dir.path().join("conf").display(), self.lib.display()))
             .arg("org.apache.rocketmq.tools.command.MQAdminStartup")
@@ -78,6 +81,8 @@ pub struct JavaClient {
     lib: PathBuf,
     classes: PathBuf,
     dir: TempDir,
+    /// Extra `-Dkey=value` JVM flags (e.g. `-Dtls.enable=true`).
+    pub jvm_props: Vec<String>,
 }
 
 impl JavaClient {
@@ -112,12 +117,13 @@ impl JavaClient {
                 let _ = std::fs::remove_dir_all(&staged);
             }
         }
-        JavaClient { version: version.to_string(), lib, classes, dir }
+        JavaClient { version: version.to_string(), lib, classes, dir, jvm_props: Vec::new() }
     }
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("java");
         cmd.args(jvm_args(&self.version, self.dir.path(), &["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"]))
+            .args(&self.jvm_props)
             .arg("-cp")
             .arg(format!(
                 "{}:{}:{}/*",
@@ -155,6 +161,28 @@ impl JavaClient {
             .collect();
         assert_eq!(brokers.len(), count, "producer output:\n{}", out.stdout);
         brokers
+    }
+
+    /// Asks for `topic`'s route as a producer does before sending; returns `(brokerName, queueId)` per writable
+    /// queue. Panics unless the client got a route.
+    pub fn route(&self, namesrv: &str, topic: &str) -> Vec<(String, i32)> {
+        let mut cmd = self.command(&["route", namesrv, topic]);
+        cmd.env("NAMESRV_ADDR", namesrv);
+        let out = run("java route", cmd, self.dir.path(), Duration::from_secs(120));
+        assert!(
+            out.success() && out.stdout.lines().any(|l| l == "OK"),
+            "Java {} route lookup failed ({}):\n{}\n{}",
+            self.version,
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        out.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("QUEUE "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(b, q)| (b.to_string(), q.parse().expect("queue id")))
+            .collect()
     }
 
     /// Consumes with a push consumer of a new `group` until every body `PREFIX-0 … PREFIX-(count−1)` arrived.

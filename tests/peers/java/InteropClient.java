@@ -5,6 +5,7 @@
 //   java InteropClient produce NAMESRV TOPIC COUNT PREFIX       -> "SENT <i> <msgId> <brokerName>" per message, "OK"
 //   java InteropClient consume NAMESRV TOPIC GROUP COUNT PREFIX TIMEOUT_SECONDS
 //                                                               -> "RECV <body>" per distinct body, "OK"
+//   java InteropClient route NAMESRV TOPIC                      -> "QUEUE <brokerName> <queueId>" per queue, "OK"
 // Exit status 0 only when everything succeeded; otherwise "FAIL <reason>" and status 1.
 
 import java.nio.charset.StandardCharsets;
@@ -30,8 +31,11 @@ public class InteropClient {
                 produce(args[1], args[2], Integer.parseInt(args[3]), args[4]);
             } else if (args.length >= 7 && args[0].equals("consume")) {
                 consume(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5], Integer.parseInt(args[6]));
+            } else if (args.length >= 3 && args[0].equals("route")) {
+                route(args[1], args[2]);
             } else {
-                fail("usage: produce NS TOPIC COUNT PREFIX | consume NS TOPIC GROUP COUNT PREFIX TIMEOUT_S");
+                fail("usage: produce NS TOPIC COUNT PREFIX | consume NS TOPIC GROUP COUNT PREFIX TIMEOUT_S"
+                    + " | route NS TOPIC");
             }
         } catch (Throwable t) {
             t.printStackTrace(System.out);
@@ -46,6 +50,21 @@ public class InteropClient {
         System.out.println("FAIL " + why);
         System.out.flush();
         System.exit(1);
+    }
+
+    // The route lookup a producer makes before its first send (GET_ROUTEINFO_BY_TOPIC through MQClientAPIImpl).
+    static void route(String ns, String topic) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer("interop_route_pg");
+        p.setNamesrvAddr(ns);
+        p.setInstanceName("interop-route-" + System.nanoTime());
+        p.start();
+        try {
+            for (org.apache.rocketmq.common.message.MessageQueue q : p.fetchPublishMessageQueues(topic)) {
+                System.out.println("QUEUE " + q.getBrokerName() + " " + q.getQueueId());
+            }
+        } finally {
+            p.shutdown();
+        }
     }
 
     static void produce(String ns, String topic, int count, String prefix) throws Exception {

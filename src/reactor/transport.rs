@@ -1,0 +1,143 @@
+//! What carries a connection's bytes: plain TCP, TLS (rustls), or — for a new inbound connection — not decided
+//! yet. As in Java (`TlsModeHandler`), the first byte decides: 0x16 (a TLS handshake record) is TLS, anything else
+//! plain remoting; `tls.server.mode` then closes what it does not allow.
+//!
+//! The plain path stays what it was (an enum check, no extra copy). For TLS, ciphertext is read from the socket
+//! into the rustls session and the plaintext appended to the connection's input buffer; replies are written as
+//! plaintext into the session and its records flushed to the socket. Pending TLS records count as pending output,
+//! so WRITABLE interest stays registered until they are gone.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Buf, BytesMut};
+use mio::net::TcpStream;
+use rustls::ServerConnection;
+use tracing::warn;
+
+use super::conn::ReadOutcome;
+use crate::tls::{TlsMode, TlsSetup, HANDSHAKE_RECORD};
+
+pub enum Transport {
+    /// Plain remoting frames: outbound connections, and inbound ones whose first byte was not a TLS handshake.
+    Plain,
+    /// An inbound connection before its first byte.
+    Sniff(Arc<TlsSetup>),
+    /// A TLS session (boxed: it is large, and most connections are plain).
+    Tls(Box<ServerConnection>),
+}
+
+impl Transport {
+    /// TLS records are waiting to be written (handshake messages, encrypted replies, alerts).
+    pub fn wants_write(&self) -> bool {
+        matches!(self, Transport::Tls(tls) if tls.wants_write())
+    }
+
+    /// Called after a plain read: on the first bytes of a sniffing connection, decides what it is. Bytes of a TLS
+    /// handshake move out of `input` into a new session (whose plaintext, if any, comes back into `input`).
+    /// `Err` = close the connection, with the reason.
+    pub fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), String> {
+        let Transport::Sniff(setup) = self else {
+            return Ok(());
+        };
+        let Some(&first) = input.first() else {
+            return Ok(());
+        };
+        if first != HANDSHAKE_RECORD {
+            if setup.mode == TlsMode::Enforcing {
+                return Err("plain connection while tls.server.mode=enforcing".into());
+            }
+            *self = Transport::Plain;
+            return Ok(());
+        }
+        let server = match (setup.mode, &setup.server) {
+            (TlsMode::Disabled, _) => return Err("TLS handshake while tls.server.mode=disabled".into()),
+            (_, None) => return Err("TLS handshake but no TLS context could be built".into()),
+            (_, Some(server)) => server.clone(),
+        };
+        let mut tls = Box::new(ServerConnection::new(server).map_err(|e| format!("TLS session: {e}"))?);
+        let ciphertext = input.split();
+        let mut rest = &ciphertext[..];
+        while !rest.is_empty() {
+            // Reading from a slice cannot block; each call takes at most one buffer's worth.
+            tls.read_tls(&mut rest).map_err(|e| format!("TLS read: {e}"))?;
+            decrypt(&mut tls, input).map_err(|e| format!("TLS: {e}"))?;
+        }
+        *self = Transport::Tls(tls);
+        Ok(())
+    }
+}
+
+/// Reads ciphertext until WouldBlock or `budget` bytes (counted as ciphertext), appending the plaintext to `input`.
+pub fn fill_tls(
+    tls: &mut ServerConnection,
+    stream: &mut TcpStream,
+    input: &mut BytesMut,
+    peer: SocketAddr,
+    budget: usize,
+) -> (ReadOutcome, usize) {
+    let mut total = 0;
+    loop {
+        if total >= budget {
+            return (ReadOutcome::Open, total);
+        }
+        match tls.read_tls(stream) {
+            Ok(0) => return (ReadOutcome::Closed, total),
+            Ok(n) => total += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (ReadOutcome::Open, total),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return (ReadOutcome::Closed, total),
+        }
+        match decrypt(tls, input) {
+            Ok(false) => {}
+            Ok(true) => return (ReadOutcome::Closed, total), // close_notify: like a plain EOF
+            Err(e) => {
+                warn!(%peer, error = %e, "TLS error, closing the connection");
+                // Best effort: the alert rustls queued tells the peer why.
+                let _ = tls.write_tls(stream);
+                return (ReadOutcome::Closed, total);
+            }
+        }
+    }
+}
+
+/// Processes the records received so far and moves their plaintext to the end of `input`; `true` when the peer
+/// sent close_notify.
+fn decrypt(tls: &mut ServerConnection, input: &mut BytesMut) -> Result<bool, rustls::Error> {
+    let state = tls.process_new_packets()?;
+    let ready = state.plaintext_bytes_to_read();
+    if ready > 0 {
+        let old = input.len();
+        input.resize(old + ready, 0);
+        if tls.reader().read_exact(&mut input[old..]).is_err() {
+            // rustls said these bytes are there; not getting them is a broken session.
+            input.truncate(old);
+            return Err(rustls::Error::General("plaintext shorter than announced".into()));
+        }
+    }
+    Ok(state.peer_has_closed())
+}
+
+/// Encrypts pending `output` and writes TLS records until done or WouldBlock. `Err` = the connection is broken.
+pub fn flush_tls(tls: &mut ServerConnection, stream: &mut TcpStream, output: &mut BytesMut) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        if !output.is_empty() {
+            // Takes what fits in rustls's send buffer (64 KiB by default); the rest waits in `output`.
+            let n = tls.writer().write(output)?;
+            output.advance(n);
+        }
+        if !tls.wants_write() {
+            break;
+        }
+        match tls.write_tls(stream) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => total += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(total)
+}
