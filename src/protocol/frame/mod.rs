@@ -13,6 +13,11 @@ use super::command::RemotingCommand;
 /// Java's default `com.rocketmq.remoting.frameMaxLength`.
 pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 
+/// Largest header accepted (ours; Java has none below the frame limit). Real headers are under a few KiB, and the
+/// lenient JSON reader builds a tree of 12–60× its input: a 16 MiB header cost ~930 MiB and seconds of a reactor
+/// (docs/fuzzing.md). 256 KiB bounds that at ~15 MiB.
+pub const MAX_HEADER: u32 = 256 * 1024;
+
 /// A frame that cannot be decoded. Always fatal for the connection.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FrameError {
@@ -22,6 +27,8 @@ pub enum FrameError {
     TooShort(u32),
     #[error("header length {header} exceeds frame length {frame}")]
     HeaderTooLong { header: u32, frame: u32 },
+    #[error("header of {0} bytes exceeds the limit of {MAX_HEADER}")]
+    HeaderTooLarge(u32),
     #[error("unknown header serialization type {0}")]
     UnknownSerializeType(u8),
     #[error("bad JSON header: {0}")]
@@ -56,6 +63,9 @@ pub fn decode(buf: &mut BytesMut, max_frame: usize) -> Result<Option<RemotingCom
     let header_len = word & 0x00FF_FFFF;
     if header_len > length - 4 {
         return Err(FrameError::HeaderTooLong { header: header_len, frame: length });
+    }
+    if header_len > MAX_HEADER {
+        return Err(FrameError::HeaderTooLarge(header_len));
     }
     let type_byte = (word >> 24) as u8;
     let serialize_type = SerializeType::from_byte(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;

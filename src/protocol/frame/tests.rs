@@ -122,6 +122,15 @@ fn malformed_frames() {
     b.put_u32(0);
     assert_eq!(decode(&mut b, DEFAULT_MAX_FRAME), Err(FrameError::HeaderTooLong { header: 5, frame: 8 }));
 
+    // A header past MAX_HEADER is refused before it is parsed; one at the limit is parsed.
+    let big = format!("{{\"code\":105,\"remark\":\"{}\"}}", "x".repeat(MAX_HEADER as usize));
+    let mut too_big = frame_with(0, big.as_bytes(), b"");
+    assert!(matches!(decode(&mut too_big, DEFAULT_MAX_FRAME), Err(FrameError::HeaderTooLarge(_))));
+    let at_limit = format!("{{\"code\":105,\"remark\":\"{}\"}}", "x".repeat(MAX_HEADER as usize - 24));
+    assert_eq!(at_limit.len(), MAX_HEADER as usize);
+    let mut ok = frame_with(0, at_limit.as_bytes(), b"");
+    assert_eq!(decode(&mut ok, DEFAULT_MAX_FRAME).unwrap().unwrap().code, 105);
+
     let mut t2 = frame_with(2, b"{}", b"");
     assert_eq!(decode(&mut t2, DEFAULT_MAX_FRAME), Err(FrameError::UnknownSerializeType(2)));
 
