@@ -183,6 +183,7 @@ config_table! {
     Ours writer_queue_capacity: usize = 65536, "writerQueueCapacity";
     Ours max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
     Ours route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
+    Ours decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
     Ours http_address: String = String::new(), "httpAddress";
     Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";

@@ -8,6 +8,7 @@
 //!            └──────────────▲─────────────────────────────────────┘
 //!            ┌──────────────┴──── reactor N ... ─────────────────┐
 //!            └──────────────▲────────────────────────────────────┘
+//!                           │     large REGISTER_BROKER ──► decoder (one thread, nice 10) ──► writer
 //!                           │ completions (per-reactor inbox + one mio::Waker wake per batch)
 //!            ┌──────────────┴──── writer (one thread) ───────────┐
 //!            │ drain a batch · apply to the tables · persist KV   │
@@ -23,6 +24,7 @@
 //! - `handlers`: the one dispatch `match` on the request code; reads answered from a snapshot, writes forwarded.
 //! - `reactor`: a mio event loop per core; owns sockets, never mutates state, never blocks.
 //! - `writer`: the single thread that mutates state and publishes snapshots.
+//! - `decoder`: one low-priority thread that runs the handler of large registrations off the reactors.
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
@@ -38,6 +40,7 @@ pub mod allow_list;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod decoder;
 pub mod handlers;
 pub mod http;
 pub mod metrics;

@@ -15,6 +15,7 @@ use tracing::{info, warn};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::decoder::Decoder;
 use crate::http::{self, HttpContext};
 use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
@@ -142,6 +143,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
     let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
     let (events_tx, events_rx) = unbounded();
+    // Small: each job pins a registration body, and a full queue answers SYSTEM_BUSY like the writer's.
+    let (decoder_tx, decoder_rx) = bounded(256);
     let (stop_tx, stop_rx) = bounded(1);
     let shutdown = Arc::new(AtomicBool::new(false));
     let metrics = Metrics::new(reactors);
@@ -168,6 +171,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         started_ms: clock.now_ms(),
         max_frame: config.max_frame_length,
         route_cache_bytes: config.route_cache_bytes,
+        decoder: decoder_tx,
+        defer_bytes: config.decoder_threshold_bytes,
         idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
         max_connections: config.max_connections,
         open_connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
@@ -204,6 +209,14 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             .map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
         built.push(reactor);
     }
+    let decoder = Decoder {
+        jobs: decoder_rx,
+        cell: cell.clone(),
+        writer: shared.writer.clone(),
+        reactors: links.clone(),
+        clock: clock.clone(),
+        started_ms: shared.started_ms,
+    };
     drop(shared);
 
     let mut writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone());
@@ -223,6 +236,12 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         std::thread::Builder::new()
             .name("namesrv-writer".into())
             .spawn(move || writer.run(inputs))
+            .map_err(StartError::Thread)?,
+    );
+    threads.push(
+        std::thread::Builder::new()
+            .name("namesrv-decoder".into())
+            .spawn(move || decoder.run())
             .map_err(StartError::Thread)?,
     );
     for (i, reactor) in built.into_iter().enumerate() {

@@ -324,3 +324,50 @@ fn no_reactor_keeps_an_old_snapshot() {
     }
     assert!(eventually(Duration::from_secs(2), || old.upgrade().is_none()), "the old snapshot is still referenced");
 }
+
+/// Registrations with large bodies are decoded on the decoder thread (`decoderThresholdBytes`; here every one).
+/// A connection's later requests wait for them, so pipelined requests are answered in order and see the
+/// registration; a broker that closes while its registration is on the decoder is evicted after it is applied,
+/// never before (which would leave a dead broker registered until it expires).
+#[test]
+fn deferred_registrations_keep_the_connection_order() {
+    let fx = start(|c| c.decoder_threshold_bytes = 1);
+    let mut broker = fx.client();
+    let mut frames = bytes::BytesMut::new();
+    let mut opaques = Vec::new();
+    for (i, mut cmd) in [
+        MASTER.register(&["Deferred", "D2"], 1, 513),
+        new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "Deferred"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cmd.opaque = 1000 + i as i32;
+        opaques.push(cmd.opaque);
+        namesrv::protocol::frame::encode(&cmd, &mut frames);
+    }
+    broker.send_raw(&frames);
+    // The route query was read together with the registration, yet is answered after it, and sees it.
+    let replies: Vec<RemotingCommand> = (0..2).map(|_| broker.recv(Duration::from_secs(10)).expect("reply")).collect();
+    assert_eq!(replies.iter().map(|r| r.opaque).collect::<Vec<_>>(), opaques);
+    assert_eq!(replies.iter().map(|r| r.code).collect::<Vec<_>>(), [ResponseCode::SUCCESS, ResponseCode::SUCCESS]);
+    assert_eq!(broker.request(MASTER.unregister()).code, ResponseCode::SUCCESS);
+
+    // Register and hang up at once, many times: the close must always win in the end.
+    let mut client = fx.client();
+    for round in 0..20 {
+        let mut b = fx.client();
+        let mut frame = bytes::BytesMut::new();
+        namesrv::protocol::frame::encode(&MASTER.register(&["Deferred", "D2"], round, 513), &mut frame);
+        b.send_raw(&frame);
+        drop(b);
+        assert!(
+            eventually(Duration::from_secs(10), || route(&mut client, "Deferred", 513, SerializeType::Json).code
+                == ResponseCode::TOPIC_NOT_EXIST),
+            "round {round}: the broker of a closed connection is still registered"
+        );
+    }
+    // A registration applied after its connection's close would show up now, and stay.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(route(&mut client, "Deferred", 513, SerializeType::Json).code, ResponseCode::TOPIC_NOT_EXIST);
+}

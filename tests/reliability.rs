@@ -101,7 +101,7 @@ fn ten_thousand_idle_connections() {
 enum Garbage {
     /// Bytes from a PRNG, first byte non-zero: a length prefix over the 16 MiB limit.
     Random,
-    /// Someone speaks HTTP or TLS to the port.
+    /// Someone speaks HTTP to the port.
     WrongProtocol,
     /// A length prefix of 2^31 − 1.
     Oversized,
@@ -160,7 +160,9 @@ impl Garbage {
             }
             Garbage::WrongProtocol if seed % 2 == 0 => b"GET /cluster HTTP/1.1\r\nHost: namesrv\r\n\r\n".to_vec(),
             // The start of a TLS 1.2 ClientHello record.
-            Garbage::WrongProtocol => vec![0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0, 0, 0],
+            // HTTP: "GET " read as a length prefix is over the frame limit. (A first byte 0x16 would be a TLS
+            // ClientHello, which the default permissive TLS mode waits to complete.)
+            Garbage::WrongProtocol => b"GET / HTTP/1.1\r\nHost: namesrv\r\n\r\n".to_vec(),
             Garbage::Oversized => {
                 let mut v = 0x7fff_ffffu32.to_be_bytes().to_vec();
                 v.extend_from_slice(&[0u8; 64]);

@@ -30,6 +30,9 @@ pub struct Conn {
     /// Decoding stopped with complete frames left in `input` because too much output was queued; resumed by
     /// `flush` once it drains (no readable event may come: the peer already sent them).
     pub stalled: bool,
+    /// A request of this connection is on the decoder thread: nothing more is read or decoded until its reply is
+    /// back, so the connection's requests reach the writer in order.
+    pub deferred: bool,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
     limits_logged: u8,
 }
@@ -67,6 +70,7 @@ impl Conn {
             transport: Transport::Plain,
             paused_since_ms: None,
             stalled: false,
+            deferred: false,
             limits_logged: 0,
         }
     }

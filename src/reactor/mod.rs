@@ -57,6 +57,9 @@ pub struct Shared {
     pub max_frame: usize,
     /// Budget of each reactor's encoded-route cache.
     pub route_cache_bytes: usize,
+    /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `defer_bytes` (0 = never).
+    pub decoder: Sender<crate::decoder::Job>,
+    pub defer_bytes: usize,
     pub idle_ms: i64,
     /// `maxConnections` (0 = unlimited): inbound connections beyond it are accepted and closed at once.
     pub max_connections: usize,
@@ -98,6 +101,9 @@ pub struct Reactor {
     metrics: Arc<ReactorMetrics>,
     /// Writes handed to the writer whose reply has not come back yet.
     in_flight: usize,
+    /// Broker connections that closed while a request of theirs was on the decoder thread: their close reaches the
+    /// writer only after that request's reply, i.e. after the registration was applied.
+    closed_while_deferred: Vec<ConnId>,
     listener_closed: bool,
     /// Connections refused by `maxConnections` since the last log line, and when that line was written.
     refused_since_log: u64,
@@ -134,6 +140,7 @@ impl Reactor {
             next_opaque: 0,
             metrics,
             in_flight: 0,
+            closed_while_deferred: Vec::new(),
             listener_closed: false,
             refused_since_log: 0,
             last_refusal_log_ms: None,
@@ -277,6 +284,9 @@ impl Reactor {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
+        if conn.deferred {
+            return; // read again when the deferred request's reply comes back (`drain_inbox`)
+        }
         if conn.output.len() > self.shared.max_pending_write {
             // Not read from until it reads its replies (`flush` resumes it). Try a write: this event may be the peer
             // resetting, which only a failed write reveals, and the connection must not linger until idle.
@@ -342,6 +352,11 @@ impl Reactor {
                 && cmd.version > GO_AWAY_AFTER_VERSION
             {
                 Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
+            } else if self.should_defer(&cmd) {
+                match self.defer(key, id, peer, &cmd, started) {
+                    Ok(()) => return Ok(()),
+                    Err(busy) => Some(busy),
+                }
             } else {
                 let (answer, over) = self.handle(id, peer, &cmd);
                 if let (Some(limit), Some(resp)) = (over, &answer) {
@@ -364,6 +379,40 @@ impl Reactor {
                         frame::encode(&resp, &mut conn.output);
                     }
                 }
+            }
+        }
+    }
+
+    /// Large, answered registrations: decoding them here would hold up every request behind them on this reactor.
+    fn should_defer(&self, cmd: &RemotingCommand) -> bool {
+        cmd.code == RequestCode::REGISTER_BROKER
+            && !cmd.is_oneway()
+            && self.shared.defer_bytes > 0
+            && cmd.body.len() >= self.shared.defer_bytes
+    }
+
+    /// Hands `cmd` to the decoder thread and pauses the connection until its reply; `Err` = the decoder's queue is
+    /// full (SYSTEM_BUSY, as for a full writer queue).
+    fn defer(
+        &mut self,
+        key: usize,
+        id: ConnId,
+        peer: std::net::SocketAddr,
+        cmd: &RemotingCommand,
+        received: std::time::Instant,
+    ) -> Result<(), RemotingCommand> {
+        let job = crate::decoder::Job { conn: id, peer, request: cmd.clone(), received };
+        match self.shared.decoder.try_send(job) {
+            Ok(()) => {
+                if let Some(conn) = self.conns.get_mut(key) {
+                    conn.deferred = true;
+                }
+                self.in_flight += 1;
+                Ok(())
+            }
+            Err(_) => {
+                self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+                Err(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
             }
         }
     }
@@ -495,12 +544,15 @@ impl Reactor {
         while let Ok(c) = self.inbox.try_recv() {
             match c {
                 Completion::Reply { conn, response, code, received } => {
-                    self.in_flight = self.in_flight.saturating_sub(1);
-                    self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
+                    self.reply(conn, &response, code, received, &mut touched, &mut touched_read);
+                }
+                Completion::Refused { conn, response, code, limit, received } => {
+                    self.reply(conn, &response, code, received, &mut touched, &mut touched_read);
                     let key = conn.token as usize;
-                    if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
-                        frame::encode(&response, &mut c.output);
-                        touched.push(key);
+                    if self.conns.get(key).is_some_and(|c| c.gen == conn.gen) {
+                        self.over_limit(key, limit, response.remark.as_deref().unwrap_or_default());
+                    } else {
+                        self.metrics.limit_hit(limit);
                     }
                 }
                 Completion::Adopt { stream, peer } => {
@@ -522,6 +574,33 @@ impl Reactor {
         }
         for key in touched_read {
             self.on_readable(key);
+        }
+    }
+
+    /// Queues a reply from the writer or the decoder; resumes a connection that waited for it, or passes on the
+    /// close of one that went away meanwhile.
+    fn reply(
+        &mut self,
+        conn: ConnId,
+        response: &RemotingCommand,
+        code: i32,
+        received: std::time::Instant,
+        touched: &mut Vec<usize>,
+        touched_read: &mut Vec<usize>,
+    ) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
+        let key = conn.token as usize;
+        if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
+            frame::encode(response, &mut c.output);
+            touched.push(key);
+            if c.deferred {
+                c.deferred = false;
+                touched_read.push(key);
+            }
+        } else if let Some(i) = self.closed_while_deferred.iter().position(|c| *c == conn) {
+            self.closed_while_deferred.swap_remove(i);
+            let _ = self.shared.events.send(ConnEvent::Closed(conn));
         }
     }
 
@@ -580,7 +659,12 @@ impl Reactor {
         debug!(reactor = self.id, peer = %conn.peer, reason, "connection closed");
         // At shutdown the brokers did not go away, the server did: their routes stay for the warm-restart save.
         if conn.broker && !self.shared.shutdown.load(Ordering::Acquire) {
-            let _ = self.shared.events.send(ConnEvent::Closed(self.conn_id(key, conn.gen)));
+            let id = self.conn_id(key, conn.gen);
+            if conn.deferred {
+                self.closed_while_deferred.push(id);
+            } else {
+                let _ = self.shared.events.send(ConnEvent::Closed(id));
+            }
         }
     }
 }
@@ -621,6 +705,8 @@ mod tests {
             started_ms: 0,
             max_frame: 1024,
             route_cache_bytes: 0,
+            decoder: crossbeam_channel::bounded(1).0,
+            defer_bytes: 0,
             idle_ms: 0,
             max_connections: 0,
             open_connections: Arc::new(AtomicUsize::new(0)),

@@ -60,6 +60,14 @@ pub enum ConnEvent {
 pub enum Completion {
     /// Send this response on `conn` if it is still the same connection.
     Reply { conn: ConnId, response: RemotingCommand, code: i32, received: std::time::Instant },
+    /// A request refused for a limit (by the decoder thread): sent like `Reply`, counted and logged as a refusal.
+    Refused {
+        conn: ConnId,
+        response: RemotingCommand,
+        code: i32,
+        limit: crate::handlers::Limit,
+        received: std::time::Instant,
+    },
     /// Close `conn` (its broker expired).
     Close { conn: ConnId },
     /// Send a NOTIFY_MIN_BROKER_ID_CHANGE (905) one-way to a broker.
