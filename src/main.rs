@@ -11,11 +11,6 @@ use tracing::{info, warn};
 use namesrv::config::Config;
 use namesrv::protocol::props;
 
-/// mimalloc: registrations decode and free hundreds of thousands of small strings a second, and reactors allocate
-/// per request; glibc malloc spent ~15% of the server's time in `_int_malloc`/`malloc_consolidate` under churn.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// A drop-in replacement for the Apache RocketMQ NameServer (mqnamesrv).
 ///
 /// Listens on 0.0.0.0:9876 by default. Configuration uses the Java key names (listenPort, bindAddress,
