@@ -99,6 +99,18 @@ impl Side {
 }
 
 impl Side {
+    /// A failure line if `client` (this side's connection `conn`) received frames that answered no request.
+    fn strays(&self, conn: &str, client: &Client) -> Option<String> {
+        (!client.strays.is_empty()).then(|| {
+            format!(
+                "{} sent {} unsolicited frame(s) on connection {conn}: {:?}",
+                self.name,
+                client.strays.len(),
+                client.strays
+            )
+        })
+    }
+
     pub fn conn(&mut self, name: &str) -> &mut Client {
         let addr = self.addr;
         self.conns.entry(name.to_string()).or_insert_with(|| Client::connect(addr))
@@ -170,14 +182,7 @@ impl Run {
     pub fn close(&mut self, conn: &str) {
         for side in [&mut self.java, &mut self.ours] {
             if let Some(client) = side.conns.remove(conn) {
-                if !client.strays.is_empty() {
-                    self.failures.push(format!(
-                        "{} sent {} unsolicited frame(s) on connection {conn}: {:?}",
-                        side.name,
-                        client.strays.len(),
-                        client.strays
-                    ));
-                }
+                self.failures.extend(side.strays(conn, &client));
             }
         }
     }
@@ -387,14 +392,7 @@ pub fn run_script(what: &str, both_extra: &[(&str, &str)], our_extra: &[(&str, &
     // Nothing may have arrived that answered no request (one-way requests get no reply).
     for side in [&run.java, &run.ours] {
         for (conn, client) in &side.conns {
-            if !client.strays.is_empty() {
-                run.failures.push(format!(
-                    "{} sent {} unsolicited frame(s) on connection {conn}: {:?}",
-                    side.name,
-                    client.strays.len(),
-                    client.strays
-                ));
-            }
+            run.failures.extend(side.strays(conn, client));
         }
     }
 
