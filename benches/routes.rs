@@ -1,5 +1,6 @@
 //! GET_ROUTEINFO_BY_TOPIC's work without the socket: one snapshot load, the route build and the body encode, in both
-//! JSON dialects; idle, and while a writer thread publishes a new view continuously.
+//! JSON dialects; idle, and while a writer thread publishes a new view continuously. `route_cached_*` is what a
+//! reactor does: the encoded body from its route cache, rebuilt only when the route's stamp no longer matches.
 
 mod common;
 
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use namesrv::handlers::route_cache::RouteCache;
 use namesrv::protocol::body;
 use namesrv::protocol::json::Dialect;
 use namesrv::state::RouteView;
@@ -44,6 +46,22 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
                 out.clear();
                 body::encode_topic_route(&route, dialect, &mut out);
                 black_box(out.len())
+            })
+        });
+    }
+    let config = Arc::new(namesrv::config::Config::default());
+    for (d_name, dialect) in [("default", Dialect::Default), ("standard", Dialect::Standard)] {
+        let mut cache = RouteCache::new(64 << 20);
+        g.bench_function(format!("route_cached_{d_name}"), |b| {
+            b.iter(|| {
+                let t = next();
+                let view = cell.load();
+                let body = cache.body(&view, &config, &t, dialect, || {
+                    let mut out = Vec::new();
+                    body::encode_topic_route(&view.route(&t, false)?, dialect, &mut out);
+                    Some(bytes::Bytes::from(out))
+                });
+                black_box(body.expect("route").len())
             })
         });
     }
