@@ -8,10 +8,12 @@ use crate::protocol::command::{ExtFields, RemotingCommand};
 use crate::protocol::json::{self, Dialect, JsonWriter, Value};
 
 pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
-    let v = json::parse(header).map_err(|e| FrameError::BadJsonHeader(e.to_string()))?;
-    if !matches!(v, Value::Object(_)) {
+    let mut v = json::parse(header).map_err(|e| FrameError::BadJsonHeader(e.to_string()))?;
+    let Value::Object(members) = &mut v else {
         return Err(FrameError::BadJsonHeader("header is not an object".into()));
-    }
+    };
+    // Taken out by value (the last `extFields` wins): its keys and values move into `ExtFields`, uncopied.
+    let ext = members.iter_mut().rev().find(|(k, _)| k == "extFields").map(|(_, e)| std::mem::replace(e, Value::Null));
     let int = |key: &str| v.get(key).and_then(Value::as_i32).unwrap_or(0);
     let language = match v.get("language") {
         Some(Value::String(name)) => LanguageCode::from_name(name),
@@ -24,7 +26,7 @@ pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
         _ => None,
     };
     let remark = v.get("remark").and_then(|r| r.as_str().map(|s| s.into_owned()));
-    let ext_fields = match v.get("extFields") {
+    let ext_fields = match ext {
         Some(Value::Object(members)) => Some(ext_fields(members)),
         _ => None,
     };
@@ -41,22 +43,29 @@ pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
     })
 }
 
-/// Values coerced to text, nulls skipped; a repeated key keeps its last value (a Java `HashMap`), found with a
-/// set so a hostile header with many keys stays linear.
-fn ext_fields(members: &[(String, Value)]) -> ExtFields {
-    let mut seen = std::collections::HashSet::with_capacity(members.len());
+/// Values coerced to text, nulls skipped; a repeated key keeps its last value (a Java `HashMap`). Duplicates are
+/// found by a scan of the few keys a real header has, or with a set when a hostile one has many (stays linear).
+fn ext_fields(members: Vec<(String, Value)>) -> ExtFields {
+    const SCAN_UP_TO: usize = 16;
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<(String, String)> = Vec::with_capacity(members.len());
-    for (k, val) in members.iter().rev() {
+    for (k, val) in members.into_iter().rev() {
         let text = match val {
             Value::Null => continue,
-            Value::Array(_) | Value::Object(_) => val.to_json_text(),
-            _ => match val.as_str() {
-                Some(t) => t.into_owned(),
-                None => continue,
-            },
+            Value::String(s) | Value::Number(s) => s,
+            Value::Bool(b) => (if b { "true" } else { "false" }).to_string(),
+            container @ (Value::Array(_) | Value::Object(_)) => container.to_json_text(),
         };
-        if seen.insert(k.as_str()) {
-            out.push((k.clone(), text));
+        let repeated = if out.len() < SCAN_UP_TO {
+            out.iter().any(|(seen_key, _)| *seen_key == k)
+        } else {
+            if seen.is_empty() {
+                seen.extend(out.iter().map(|(seen_key, _)| seen_key.clone()));
+            }
+            !seen.insert(k.clone())
+        };
+        if !repeated {
+            out.push((k, text));
         }
     }
     out.reverse();

@@ -266,3 +266,23 @@ proptest! {
         let _ = decode(&mut partial, DEFAULT_MAX_FRAME);
     }
 }
+
+/// extFields as Java reads them into a HashMap: nulls dropped, values coerced to text, a repeated key keeps its
+/// last value, at the place of that last occurrence; the same with few keys (scanned) and with many (a set).
+#[test]
+fn ext_fields_keep_the_last_of_a_repeated_key() {
+    let few = r#"{"code":1,"extFields":{"a":"1","b":null,"c":2,"a":"3","d":true,"e":[1,{"x":null}]}}"#;
+    let ext = decode_json(few).unwrap().unwrap().ext_fields.unwrap();
+    let pairs: Vec<(&str, &str)> = ext.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(pairs, [("c", "2"), ("a", "3"), ("d", "true"), ("e", r#"[1,{"x":null}]"#)]);
+
+    let mut members: Vec<String> = (0..40).map(|i| format!(r#""k{i}":"{i}""#)).collect();
+    members.push(r#""k5":"last""#.into());
+    members.push(r#""k39":null"#.into());
+    let many = format!(r#"{{"code":1,"extFields":{{{}}}}}"#, members.join(","));
+    let ext = decode_json(&many).unwrap().unwrap().ext_fields.unwrap();
+    assert_eq!(ext.len(), 40);
+    assert_eq!(ext.get("k5"), Some("last"));
+    assert_eq!(ext.get("k39"), Some("39"));
+    assert_eq!(ext.0.iter().filter(|(k, _)| k == "k5").count(), 1);
+}
