@@ -13,16 +13,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender};
 use thread_priority::{set_current_thread_priority, ThreadPriority, ThreadPriorityValue};
-use tracing::{error, warn};
+use tracing::warn;
 
 use crate::clock::Clock;
 use crate::handlers::{self, route_cache::RouteCache, Action, Ctx};
-use crate::protocol::{RemotingCommand, ResponseCode};
-use crate::reactor::OVERLOAD_REMARK;
+use crate::protocol::RemotingCommand;
 use crate::state::{ConnId, Snapshot};
-use crate::writer::command::{Completion, Origin, WriteCommand};
+use crate::writer::command::{self, Completion, Origin, WriteCommand};
 use crate::writer::ReactorLink;
 
 /// One deferred request.
@@ -67,37 +66,21 @@ impl Decoder {
             route_cache: no_cache,
         };
         let req = &job.request;
-        let action = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handlers::dispatch(&ctx, req)))
-            .unwrap_or_else(|_| {
-                error!(code = req.code, "handler panicked on the decoder thread");
-                let remark = format!("internal error handling request code {}", req.code);
-                Action::Reply(handlers::system_error(req, remark))
-            });
         let reply = |response: RemotingCommand| Completion::Reply {
             conn: job.conn,
             code: req.code,
             response,
             received: job.received,
         };
-        match action {
+        match handlers::dispatch_guarded(&ctx, req) {
             Action::Reply(r) => Some(reply(r)),
             Action::Refused(response, limit) => {
                 Some(Completion::Refused { conn: job.conn, code: req.code, response, limit, received: job.received })
             }
+            // Received when the reactor read it, so the latency metric includes the wait here.
             Action::Write(op) => {
-                // Received when the reactor read it, so the latency metric includes the wait here.
                 let origin = Origin { received: job.received, ..Origin::new(job.conn, req) };
-                match self.writer.try_send(Box::new(WriteCommand { origin, op })) {
-                    Ok(()) => None,
-                    Err(TrySendError::Full(_)) => Some(reply(RemotingCommand::response_to(
-                        req,
-                        ResponseCode::SYSTEM_BUSY,
-                        Some(OVERLOAD_REMARK.into()),
-                    ))),
-                    Err(TrySendError::Disconnected(_)) => {
-                        Some(reply(handlers::system_error(req, "name server is shutting down")))
-                    }
-                }
+                command::submit(&self.writer, WriteCommand { origin, op }).err().map(reply)
             }
         }
     }

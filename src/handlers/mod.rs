@@ -160,6 +160,23 @@ pub fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> Remotin
     RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some(remark.into()))
 }
 
+/// Java's remark for a full executor queue.
+pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
+
+/// SYSTEM_BUSY with Java's `[OVERLOAD]` remark: a queue (the writer's, the decoder's) is full.
+pub fn system_busy(req: &RemotingCommand) -> RemotingCommand {
+    RemotingCommand::response_to(req, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into()))
+}
+
+/// `dispatch`, with a panic turned into SYSTEM_ERROR: a bug in one handler must not take down the thread (a
+/// reactor and all its connections, or the decoder) it runs on.
+pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Action {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(ctx, req))).unwrap_or_else(|_| {
+        tracing::error!(code = req.code, "handler panicked");
+        Action::Reply(system_error(req, format!("internal error handling request code {}", req.code)))
+    })
+}
+
 /// Encodes a body with one of `protocol::body`'s writers.
 pub fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);

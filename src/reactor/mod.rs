@@ -11,13 +11,12 @@ pub mod transport;
 
 use std::cell::RefCell;
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender};
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
@@ -29,7 +28,7 @@ use crate::handlers::{self, Action, Ctx, Limit};
 use crate::metrics::ReactorMetrics;
 use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
-use crate::writer::command::{Completion, ConnEvent, Origin, WriteCommand};
+use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
 use crate::writer::ReactorLink;
 use conn::{Conn, ReadOutcome};
 
@@ -43,8 +42,6 @@ const READ_BUDGET: usize = 1024 * 1024;
 const REFUSAL_LOG_INTERVAL_MS: i64 = 10_000;
 /// Java answers GO_AWAY while shutting down gracefully only to clients newer than V5_3_1 (ordinal 475).
 pub const GO_AWAY_AFTER_VERSION: i32 = 475;
-/// Java's remark for a full executor queue.
-pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
 
 /// What all reactors share.
 #[derive(Clone)]
@@ -412,7 +409,7 @@ impl Reactor {
             }
             Err(_) => {
                 self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                Err(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
+                Err(handlers::system_busy(cmd))
             }
         }
     }
@@ -450,28 +447,19 @@ impl Reactor {
             started_ms: self.shared.started_ms,
             route_cache: &self.route_cache,
         };
-        // A bug in one handler must not take down the reactor and every connection on it.
-        let action = match catch_unwind(AssertUnwindSafe(|| handlers::dispatch(&ctx, cmd))) {
-            Ok(a) => a,
-            Err(_) => {
-                error!(reactor = self.id, code = cmd.code, "handler panicked");
-                let remark = format!("internal error handling request code {}", cmd.code);
-                return (Some(handlers::system_error(cmd, remark)), None);
-            }
-        };
+        let action = handlers::dispatch_guarded(&ctx, cmd);
         drop(snapshot);
         let reply = match action {
             Action::Reply(r) => Some(r),
             Action::Refused(r, limit) => return (Some(r), Some(limit)),
             Action::Write(op) => {
-                match self.shared.writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, cmd), op })) {
+                match command::submit(&self.shared.writer, WriteCommand { origin: Origin::new(id, cmd), op }) {
                     Ok(()) => None,
-                    Err(TrySendError::Full(_)) => {
-                        self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                        Some(RemotingCommand::response_to(cmd, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into())))
-                    }
-                    Err(TrySendError::Disconnected(_)) => {
-                        Some(handlers::system_error(cmd, "name server is shutting down"))
+                    Err(refusal) => {
+                        if refusal.code == ResponseCode::SYSTEM_BUSY {
+                            self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Some(refusal)
                     }
                 }
             }
@@ -728,7 +716,7 @@ mod tests {
         let resp = reactor.handle(id, peer, &req).0.expect("an immediate answer");
         assert!(started.elapsed() < Duration::from_secs(1));
         assert_eq!(resp.code, ResponseCode::SYSTEM_BUSY);
-        assert_eq!(resp.remark.as_deref(), Some(OVERLOAD_REMARK));
+        assert_eq!(resp.remark.as_deref(), Some(handlers::OVERLOAD_REMARK));
         assert_eq!(resp.opaque, 9);
         assert_eq!(writer_rx.len(), 1, "nothing was queued behind the full queue");
     }

@@ -48,6 +48,20 @@ pub struct WriteCommand {
     pub op: WriteOp,
 }
 
+/// Hands `command` to the writer without blocking. `Err` is the reply to send instead: SYSTEM_BUSY when the
+/// writer's queue is full, SYSTEM_ERROR when the writer has stopped.
+pub fn submit(
+    writer: &crossbeam_channel::Sender<Box<WriteCommand>>,
+    command: WriteCommand,
+) -> Result<(), RemotingCommand> {
+    writer.try_send(Box::new(command)).map_err(|e| match e {
+        crossbeam_channel::TrySendError::Full(c) => crate::handlers::system_busy(&c.origin.request),
+        crossbeam_channel::TrySendError::Disconnected(c) => {
+            crate::handlers::system_error(&c.origin.request, "name server is shutting down")
+        }
+    })
+}
+
 /// Connection life-cycle events; they travel on their own unbounded channel so none is ever refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnEvent {
