@@ -6,6 +6,7 @@
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
 
 pub mod conn;
+mod limits;
 pub mod outbound;
 pub mod transport;
 
@@ -236,28 +237,6 @@ impl Reactor {
         }
     }
 
-    /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.
-    fn refuse_connection(&mut self, peer: std::net::SocketAddr) {
-        self.metrics.limit_hit(Limit::Connections);
-        self.refused_since_log += 1;
-        let now = self.shared.clock.now_ms();
-        let due = match self.last_refusal_log_ms {
-            None => true,
-            Some(t) => now - t >= REFUSAL_LOG_INTERVAL_MS || now < t,
-        };
-        if due {
-            warn!(
-                reactor = self.id,
-                %peer,
-                refused = self.refused_since_log,
-                max_connections = self.shared.max_connections,
-                "maxConnections reached: new connections are closed at once (logged at most every 10 s)"
-            );
-            self.refused_since_log = 0;
-            self.last_refusal_log_ms = Some(now);
-        }
-    }
-
     /// Takes ownership of an accepted connection (already counted in `open_connections`); returns its key.
     fn adopt(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) -> Option<usize> {
         let entry = self.conns.vacant_entry();
@@ -414,22 +393,6 @@ impl Reactor {
         }
     }
 
-    /// A request refused for `limit`: counted every time, logged once per connection.
-    fn over_limit(&mut self, key: usize, limit: Limit, remark: &str) {
-        self.metrics.limit_hit(limit);
-        if let Some(conn) = self.conns.get_mut(key) {
-            if conn.first_time_over(limit) {
-                warn!(
-                    reactor = self.id,
-                    peer = %conn.peer,
-                    limit = limit.name(),
-                    remark,
-                    "request refused (logged once per connection; all are counted in namesrv_limit_hits_total)"
-                );
-            }
-        }
-    }
-
     /// Runs the handler with one snapshot load; returns an immediate reply (with the limit it enforces, if any),
     /// or forwards a write.
     fn handle(
@@ -494,36 +457,6 @@ impl Reactor {
             conn.want_write = pending;
         }
         self.track_pause(key);
-    }
-
-    /// `maxPendingWriteBytes`: notes when a peer's unread replies go over the limit (it is not read from while
-    /// over: see `on_readable`) and resumes reading once they are back under it.
-    fn track_pause(&mut self, key: usize) {
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
-        let over = conn.output.len() > self.shared.max_pending_write;
-        match (over, conn.paused_since_ms) {
-            (true, None) => {
-                conn.paused_since_ms = Some(self.shared.clock.now_ms());
-                self.metrics.limit_hit(Limit::PendingWritePaused);
-                if conn.first_time_over(Limit::PendingWritePaused) {
-                    warn!(
-                        reactor = self.id,
-                        peer = %conn.peer,
-                        pending = conn.output.len(),
-                        max_pending_write_bytes = self.shared.max_pending_write,
-                        "peer does not read its replies: not reading its requests until it does (logged once)"
-                    );
-                }
-            }
-            (false, paused) if paused.is_some() || conn.stalled => {
-                conn.paused_since_ms = None;
-                conn.stalled = false;
-                self.again.push(key);
-            }
-            _ => {}
-        }
     }
 
     fn drain_inbox(&mut self) {
@@ -592,45 +525,6 @@ impl Reactor {
         }
     }
 
-    /// Once a second: closes idle connections (`serverChannelMaxIdleTimeSeconds`) and peers that stayed over
-    /// `maxPendingWriteBytes` for `slowReaderCloseSeconds`.
-    fn close_idle(&mut self) {
-        let now = self.shared.clock.now_ms();
-        if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
-            return;
-        }
-        self.last_idle_check_ms = now;
-        let idle_ms = self.shared.idle_ms;
-        if idle_ms > 0 {
-            let idle: Vec<usize> =
-                self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
-            for key in idle {
-                self.close(key, "idle");
-            }
-        }
-        let slow_ms = self.shared.slow_reader_close_ms;
-        if slow_ms > 0 {
-            let slow: Vec<usize> = self
-                .conns
-                .iter()
-                .filter(|(_, c)| c.paused_since_ms.is_some_and(|t| now - t >= slow_ms))
-                .map(|(k, _)| k)
-                .collect();
-            for key in slow {
-                self.metrics.limit_hit(Limit::PendingWriteClosed);
-                if let Some(c) = self.conns.get(key) {
-                    warn!(
-                        reactor = self.id,
-                        peer = %c.peer,
-                        pending = c.output.len(),
-                        "closing a peer that left its replies unread for slowReaderCloseSeconds"
-                    );
-                }
-                self.close(key, "replies unread for slowReaderCloseSeconds");
-            }
-        }
-    }
-
     /// Closes one connection; if it ever registered a broker, the writer hears of it (connection close is a write).
     fn close(&mut self, key: usize, reason: &str) {
         if !self.conns.contains(key) {
@@ -666,58 +560,4 @@ fn whole_frame_buffered(input: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::SystemClock;
-    use crate::config::Config;
-    use crate::writer::command::WriteOp;
-    use crate::writer::Writer;
-
-    /// Invariant 4: a full writer queue is answered with SYSTEM_BUSY at once; the reactor never blocks on it.
-    #[test]
-    fn full_writer_queue_answers_system_busy() {
-        let config = Arc::new(Config::default());
-        let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(Default::default(), config)));
-        let (writer, writer_rx) = crossbeam_channel::bounded(1);
-        let (events, _events_rx) = crossbeam_channel::unbounded();
-        let (_inbox_tx, inbox) = crossbeam_channel::unbounded();
-        let id = ConnId { reactor: 0, token: 0, gen: 1 };
-        let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
-        let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-        writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, &filler), op })).unwrap();
-        let shared = Shared {
-            cell,
-            writer,
-            events,
-            clock: Arc::new(SystemClock),
-            started_ms: 0,
-            max_frame: 1024,
-            route_cache_bytes: 0,
-            decoder: crossbeam_channel::bounded(1).0,
-            defer_bytes: 0,
-            idle_ms: 0,
-            max_connections: 0,
-            open_connections: Arc::new(AtomicUsize::new(0)),
-            max_pending_write: 16 * 1024 * 1024,
-            slow_reader_close_ms: 0,
-            shutdown: Arc::new(AtomicBool::new(false)),
-            draining: Arc::new(AtomicBool::new(false)),
-            go_away: false,
-            peers: Arc::new(Vec::new()),
-            next_reactor: Arc::new(AtomicUsize::new(0)),
-            tls: Arc::new(crate::tls::TlsSetup::disabled()),
-        };
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared, Default::default()).unwrap();
-        let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
-        let started = std::time::Instant::now();
-        let peer = "127.0.0.1:1".parse().unwrap();
-        let resp = reactor.handle(id, peer, &req).0.expect("an immediate answer");
-        assert!(started.elapsed() < Duration::from_secs(1));
-        assert_eq!(resp.code, ResponseCode::SYSTEM_BUSY);
-        assert_eq!(resp.remark.as_deref(), Some(handlers::OVERLOAD_REMARK));
-        assert_eq!(resp.opaque, 9);
-        assert_eq!(writer_rx.len(), 1, "nothing was queued behind the full queue");
-    }
-}
+mod tests;

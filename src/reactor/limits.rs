@@ -1,0 +1,118 @@
+//! The reactor's side of the resource limits (decision 0006): `maxConnections` at accept, requests refused by a
+//! handler for a limit, `maxPendingWriteBytes` (pause, then close after `slowReaderCloseSeconds`) and the idle
+//! timeout. Each refusal is counted in `namesrv_limit_hits_total` and logged once per connection (or, for
+//! connections refused at accept, at most once per `REFUSAL_LOG_INTERVAL_MS`).
+
+use tracing::warn;
+
+use super::{Reactor, REFUSAL_LOG_INTERVAL_MS};
+use crate::handlers::Limit;
+
+impl Reactor {
+    /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.
+    pub(super) fn refuse_connection(&mut self, peer: std::net::SocketAddr) {
+        self.metrics.limit_hit(Limit::Connections);
+        self.refused_since_log += 1;
+        let now = self.shared.clock.now_ms();
+        let due = match self.last_refusal_log_ms {
+            None => true,
+            Some(t) => now - t >= REFUSAL_LOG_INTERVAL_MS || now < t,
+        };
+        if due {
+            warn!(
+                reactor = self.id,
+                %peer,
+                refused = self.refused_since_log,
+                max_connections = self.shared.max_connections,
+                "maxConnections reached: new connections are closed at once (logged at most every 10 s)"
+            );
+            self.refused_since_log = 0;
+            self.last_refusal_log_ms = Some(now);
+        }
+    }
+
+    /// A request refused for `limit`: counted every time, logged once per connection.
+    pub(super) fn over_limit(&mut self, key: usize, limit: Limit, remark: &str) {
+        self.metrics.limit_hit(limit);
+        if let Some(conn) = self.conns.get_mut(key) {
+            if conn.first_time_over(limit) {
+                warn!(
+                    reactor = self.id,
+                    peer = %conn.peer,
+                    limit = limit.name(),
+                    remark,
+                    "request refused (logged once per connection; all are counted in namesrv_limit_hits_total)"
+                );
+            }
+        }
+    }
+
+    /// `maxPendingWriteBytes`: notes when a peer's unread replies go over the limit (it is not read from while
+    /// over: see `on_readable`) and resumes reading once they are back under it.
+    pub(super) fn track_pause(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let over = conn.output.len() > self.shared.max_pending_write;
+        match (over, conn.paused_since_ms) {
+            (true, None) => {
+                conn.paused_since_ms = Some(self.shared.clock.now_ms());
+                self.metrics.limit_hit(Limit::PendingWritePaused);
+                if conn.first_time_over(Limit::PendingWritePaused) {
+                    warn!(
+                        reactor = self.id,
+                        peer = %conn.peer,
+                        pending = conn.output.len(),
+                        max_pending_write_bytes = self.shared.max_pending_write,
+                        "peer does not read its replies: not reading its requests until it does (logged once)"
+                    );
+                }
+            }
+            (false, paused) if paused.is_some() || conn.stalled => {
+                conn.paused_since_ms = None;
+                conn.stalled = false;
+                self.again.push(key);
+            }
+            _ => {}
+        }
+    }
+
+    /// Once a second: closes idle connections (`serverChannelMaxIdleTimeSeconds`) and peers that stayed over
+    /// `maxPendingWriteBytes` for `slowReaderCloseSeconds`.
+    pub(super) fn close_idle(&mut self) {
+        let now = self.shared.clock.now_ms();
+        if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
+            return;
+        }
+        self.last_idle_check_ms = now;
+        let idle_ms = self.shared.idle_ms;
+        if idle_ms > 0 {
+            let idle: Vec<usize> =
+                self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
+            for key in idle {
+                self.close(key, "idle");
+            }
+        }
+        let slow_ms = self.shared.slow_reader_close_ms;
+        if slow_ms > 0 {
+            let slow: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.paused_since_ms.is_some_and(|t| now - t >= slow_ms))
+                .map(|(k, _)| k)
+                .collect();
+            for key in slow {
+                self.metrics.limit_hit(Limit::PendingWriteClosed);
+                if let Some(c) = self.conns.get(key) {
+                    warn!(
+                        reactor = self.id,
+                        peer = %c.peer,
+                        pending = c.output.len(),
+                        "closing a peer that left its replies unread for slowReaderCloseSeconds"
+                    );
+                }
+                self.close(key, "replies unread for slowReaderCloseSeconds");
+            }
+        }
+    }
+}
