@@ -49,6 +49,30 @@ pub fn header(serialize_type: SerializeType, header: &[u8]) {
     data.extend_from_slice(&(((serialize_type as u32) << 24) | (header.len() as u32 & 0x00FF_FFFF)).to_be_bytes());
     data.extend_from_slice(header);
     frames(&data);
+    if serialize_type == SerializeType::Json {
+        json_header_fast_agrees_with_lenient(header);
+    }
+}
+
+/// The serde fast path for JSON headers and the lenient decoder read a header the same way; a BOM in front sends the
+/// same header down the lenient path alone (as for registration bodies, `fast_agrees_with_lenient`).
+fn json_header_fast_agrees_with_lenient(header: &[u8]) {
+    const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+    if header.starts_with(&BOM) {
+        return; // a second BOM is not skipped
+    }
+    let one = |h: &[u8]| {
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&(h.len() as u32 + 4).to_be_bytes());
+        buf.extend_from_slice(&(h.len() as u32 & 0x00FF_FFFF).to_be_bytes());
+        buf.extend_from_slice(h);
+        frame::decode(&mut buf, usize::MAX).ok().flatten()
+    };
+    let plain = one(header);
+    let lenient = one(&[&BOM[..], header].concat());
+    if plain.is_some() || lenient.is_some() {
+        assert_eq!(plain, lenient, "the JSON header fast path and the lenient decoder disagree");
+    }
 }
 
 /// decode(encode(cmd)) = cmd, except what a binary header cannot carry (Java's `RocketMQSerializable` alike): an

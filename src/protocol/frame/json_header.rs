@@ -5,9 +5,17 @@ use bytes::{BufMut, Bytes, BytesMut};
 use super::FrameError;
 use crate::protocol::code::{LanguageCode, SerializeType};
 use crate::protocol::command::{ExtFields, RemotingCommand};
-use crate::protocol::json::{self, Dialect, JsonWriter, Value};
+use crate::protocol::json::{self, Value};
 
 pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
+    match super::json_fast::decode(header) {
+        Some(cmd) => Ok(cmd),
+        None => decode_lenient(header),
+    }
+}
+
+/// fastjson's reading of any header: a `Value` tree first (what the fast path avoids for the usual shape).
+pub(super) fn decode_lenient(header: &[u8]) -> Result<RemotingCommand, FrameError> {
     let mut v = json::parse(header).map_err(|e| FrameError::BadJsonHeader(e.to_string()))?;
     let Value::Object(members) = &mut v else {
         return Err(FrameError::BadJsonHeader("header is not an object".into()));
@@ -72,38 +80,37 @@ fn ext_fields(members: Vec<(String, Value)>) -> ExtFields {
     ExtFields(out)
 }
 
-/// Keys in fastjson's alphabetical order; absent optionals are omitted like Java nulls.
+/// Keys in fastjson's alphabetical order; absent optionals are omitted like Java nulls. Written straight into
+/// `out` (constant keys as literals): this runs once per reply.
 pub(super) fn encode(cmd: &RemotingCommand, out: &mut BytesMut) {
-    let mut buf = Vec::with_capacity(128);
-    let mut w = JsonWriter::new(&mut buf, Dialect::Default);
-    w.begin_object();
-    w.key("code");
-    w.int(cmd.code);
+    let mut num = itoa::Buffer::new();
+    out.put_slice(b"{\"code\":");
+    out.put_slice(num.format(cmd.code).as_bytes());
     if let Some(ext) = &cmd.ext_fields {
-        w.key("extFields");
-        w.begin_object();
-        for (k, v) in &ext.0 {
-            w.key(k);
-            w.string(v);
+        out.put_slice(b",\"extFields\":{");
+        for (i, (k, v)) in ext.0.iter().enumerate() {
+            if i > 0 {
+                out.put_u8(b',');
+            }
+            json::write_quoted(out, k);
+            out.put_u8(b':');
+            json::write_quoted(out, v);
         }
-        w.end_object();
+        out.put_u8(b'}');
     }
-    w.key("flag");
-    w.int(cmd.flag);
+    out.put_slice(b",\"flag\":");
+    out.put_slice(num.format(cmd.flag).as_bytes());
     if let Some(lang) = cmd.language {
-        w.key("language");
-        w.string(lang.name());
+        out.put_slice(b",\"language\":");
+        json::write_quoted(out, lang.name());
     }
-    w.key("opaque");
-    w.int(cmd.opaque);
+    out.put_slice(b",\"opaque\":");
+    out.put_slice(num.format(cmd.opaque).as_bytes());
     if let Some(remark) = &cmd.remark {
-        w.key("remark");
-        w.string(remark);
+        out.put_slice(b",\"remark\":");
+        json::write_quoted(out, remark);
     }
-    w.key("serializeTypeCurrentRPC");
-    w.string(SerializeType::Json.name());
-    w.key("version");
-    w.int(cmd.version);
-    w.end_object();
-    out.put_slice(&buf);
+    out.put_slice(b",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    out.put_slice(num.format(cmd.version).as_bytes());
+    out.put_u8(b'}');
 }

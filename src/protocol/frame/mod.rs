@@ -3,6 +3,7 @@
 //! connection (Java's `NettyDecoder` does the same).
 
 mod binary;
+mod json_fast;
 mod json_header;
 
 use bytes::{Buf, BufMut, BytesMut};

@@ -286,3 +286,92 @@ fn ext_fields_keep_the_last_of_a_repeated_key() {
     assert_eq!(ext.get("k39"), Some("39"));
     assert_eq!(ext.0.iter().filter(|(k, _)| k == "k5").count(), 1);
 }
+
+/// Any JSON value the lenient reader takes, usual or not.
+fn arb_scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i32>().prop_map(|n| n.to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        Just("1.0".to_string()),
+        Just("1e2".to_string()),
+        Just("-0".to_string()),
+        any::<i32>().prop_map(|n| format!("\"{n}\"")),
+        Just("null".to_string()),
+        Just("true".to_string()),
+        arb_text(),
+        Just("[1,2]".to_string()),
+        Just("{}".to_string()),
+    ]
+}
+
+/// A JSON string: plain, non-ASCII, with escapes, or a lone surrogate.
+fn arb_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z\u{e9}\u{4e2d} /]{0,6}".prop_map(|s| format!("\"{s}\"")),
+        1 => Just("\"a\\\"b\\\\c\\u00e9\\n\\/\"".to_string()),
+        1 => Just("\"\\ud800\"".to_string()),
+    ]
+}
+
+/// `extFields`: mostly string values, sometimes null, another kind, or a repeated (or escaped) key.
+fn arb_ext() -> impl Strategy<Value = String> {
+    let value = prop_oneof![4 => arb_text(), 1 => Just("null".to_string()), 1 => arb_scalar()];
+    let key = prop_oneof![Just("topic"), Just("a"), Just("b"), Just("t\\u0061")];
+    proptest::collection::vec((key, value), 0..4).prop_map(|members| {
+        let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", body.join(","))
+    })
+}
+
+/// A JSON header member: mostly a key real headers use with a value of its usual kind, sometimes not.
+fn arb_member() -> impl Strategy<Value = String> {
+    let int =
+        |k: &'static str| (Just(k), prop_oneof![4 => any::<i32>().prop_map(|n| n.to_string()), 1 => arb_scalar()]);
+    let language = prop_oneof![
+        4 => prop_oneof![Just("JAVA"), Just("GO"), Just("CPP"), Just("COBOL")].prop_map(|l| format!("\"{l}\"")),
+        1 => arb_scalar()
+    ];
+    let member = prop_oneof![
+        int("code"),
+        int("flag"),
+        int("opaque"),
+        int("version"),
+        (Just("language"), language),
+        (Just("remark"), prop_oneof![4 => arb_text(), 1 => arb_scalar()]),
+        (Just("extFields"), prop_oneof![4 => arb_ext(), 1 => arb_scalar()]),
+        (Just("serializeTypeCurrentRPC"), arb_scalar()),
+        (prop_oneof![Just("co\\u0064e"), Just("other")], arb_scalar()),
+    ];
+    member.prop_map(|(k, v)| format!("\"{k}\":{v}"))
+}
+
+proptest! {
+    // ~45% of the generated headers take the fast path; more cases than the default for the rarer shapes.
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Where the serde fast path takes a header, the lenient decoder reads exactly the same command.
+    #[test]
+    fn json_header_fast_path_agrees_with_the_lenient_decoder(
+        members in proptest::collection::vec(arb_member(), 0..7),
+        spaced in any::<bool>(),
+    ) {
+        let sep = if spaced { " ,\n " } else { "," };
+        let header = format!("{{{}}}", members.join(sep));
+        if let Some(fast) = json_fast::decode(header.as_bytes()) {
+            prop_assert_eq!(json_header::decode_lenient(header.as_bytes()), Ok(fast), "{}", header);
+        }
+    }
+}
+
+/// The shapes real clients send go the fast path (Java, Go, and the C++ clients' trailing newline).
+#[test]
+fn usual_json_headers_take_the_fast_path() {
+    for header in [
+        r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":513}"#,
+        "{\"code\":105,\"extFields\":{\"topic\":\"T\"},\"flag\":0,\"language\":\"CPP\",\"opaque\":1,\"version\":0}\n",
+        r#"{"code":105,"language":"GO","version":317,"opaque":7,"flag":0,"remark":"","extFields":{"topic":"T","bname":null}}"#,
+    ] {
+        let fast = json_fast::decode(header.as_bytes()).unwrap_or_else(|| panic!("slow path for {header}"));
+        assert_eq!(json_header::decode_lenient(header.as_bytes()), Ok(fast));
+    }
+}

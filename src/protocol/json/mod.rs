@@ -7,7 +7,7 @@ mod read;
 mod write;
 
 pub use read::{parse, JsonError, Value, MAX_DEPTH};
-pub use write::JsonWriter;
+pub use write::{write_quoted, JsonWriter};
 
 /// Which fastjson output dialect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

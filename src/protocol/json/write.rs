@@ -1,5 +1,7 @@
 //! The fastjson 1.2.83 output dialects, byte for byte (checked against the jar: see the tests).
 
+use bytes::BufMut;
+
 use super::Dialect;
 
 /// Longs beyond this magnitude are quoted by `BrowserCompatible` (JavaScript's safe-integer range).
@@ -75,10 +77,10 @@ impl<'a> JsonWriter<'a> {
     pub fn int_key(&mut self, k: i64) {
         self.separate();
         match self.dialect {
-            Dialect::Default => self.out.extend_from_slice(k.to_string().as_bytes()),
+            Dialect::Default => self.out.extend_from_slice(itoa::Buffer::new().format(k).as_bytes()),
             Dialect::Standard => {
                 self.out.push(b'"');
-                self.out.extend_from_slice(k.to_string().as_bytes());
+                self.out.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
                 self.out.push(b'"');
             }
         }
@@ -94,13 +96,14 @@ impl<'a> JsonWriter<'a> {
     /// A Java `int`.
     pub fn int(&mut self, v: i32) {
         self.separate();
-        self.out.extend_from_slice(v.to_string().as_bytes());
+        self.out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// A Java `long` (quoted beyond ±9007199254740991 in the standard dialect).
     pub fn long(&mut self, v: i64) {
         self.separate();
-        let text = v.to_string();
+        let mut buf = itoa::Buffer::new();
+        let text = buf.format(v);
         if self.dialect == Dialect::Standard && !(-MAX_SAFE_LONG..=MAX_SAFE_LONG).contains(&v) {
             self.out.push(b'"');
             self.out.extend_from_slice(text.as_bytes());
@@ -127,48 +130,50 @@ impl<'a> JsonWriter<'a> {
         self.out.extend_from_slice(text.as_bytes());
     }
 
-    /// A quoted string with the dialect's escaping; unescaped runs are copied in one go.
     fn quoted(&mut self, s: &str) {
-        self.out.push(b'"');
-        let mut run_start = 0;
-        for (i, ch) in s.char_indices() {
-            let short = match ch {
-                '"' => Some(b'"'),
-                '\\' => Some(b'\\'),
-                '\u{8}' => Some(b'b'),
-                '\t' => Some(b't'),
-                '\n' => Some(b'n'),
-                '\u{c}' => Some(b'f'),
-                '\r' => Some(b'r'),
-                _ => None,
-            };
-            // fastjson2 escapes only control characters, in both dialects; non-ASCII and `/` go out raw.
-            let unicode = short.is_none() && (ch as u32) < 0x20;
-            if short.is_none() && !unicode {
-                continue;
-            }
-            self.out.extend_from_slice(&s.as_bytes()[run_start..i]);
-            run_start = i + ch.len_utf8();
-            if let Some(c) = short {
-                self.out.push(b'\\');
-                self.out.push(c);
-            } else {
-                let mut units = [0u16; 2];
-                for unit in ch.encode_utf16(&mut units) {
-                    self.unicode_escape(*unit);
-                }
-            }
-        }
-        self.out.extend_from_slice(&s.as_bytes()[run_start..]);
-        self.out.push(b'"');
+        write_quoted(self.out, s);
     }
+}
 
-    fn unicode_escape(&mut self, unit: u16) {
-        self.out.extend_from_slice(b"\\u");
-        for shift in [12, 8, 4, 0] {
-            self.out.push(HEX[usize::from((unit >> shift) & 0xF)]);
+/// A quoted string with fastjson2's escaping (the same in both dialects: only control characters, `"` and `\\`;
+/// non-ASCII and `/` go out raw). Unescaped runs are copied in one go.
+pub fn write_quoted<B: BufMut>(out: &mut B, s: &str) {
+    out.put_u8(b'"');
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.put_slice(s.as_bytes());
+        out.put_u8(b'"');
+        return;
+    }
+    let mut run_start = 0;
+    for (i, ch) in s.char_indices() {
+        let short = match ch {
+            '"' => Some(b'"'),
+            '\\' => Some(b'\\'),
+            '\u{8}' => Some(b'b'),
+            '\t' => Some(b't'),
+            '\n' => Some(b'n'),
+            '\u{c}' => Some(b'f'),
+            '\r' => Some(b'r'),
+            _ => None,
+        };
+        let unicode = short.is_none() && (ch as u32) < 0x20;
+        if short.is_none() && !unicode {
+            continue;
+        }
+        out.put_slice(&s.as_bytes()[run_start..i]);
+        run_start = i + ch.len_utf8();
+        if let Some(c) = short {
+            out.put_u8(b'\\');
+            out.put_u8(c);
+        } else {
+            // Control characters are below U+0020: one UTF-16 unit.
+            out.put_slice(b"\\u00");
+            out.put_u8(HEX[usize::from((ch as u8) >> 4)]);
+            out.put_u8(HEX[usize::from(ch as u8 & 0xF)]);
         }
     }
+    out.put_slice(&s.as_bytes()[run_start..]);
+    out.put_u8(b'"');
 }
 
 #[cfg(test)]
