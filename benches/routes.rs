@@ -20,7 +20,13 @@ const BROKERS: usize = 8;
 /// Topics a churning registration changes each time.
 const CHURN_TOPICS: usize = 100;
 
-fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
+/// What the writer publishes, as far as route lookups care: the view and its snapshot generation.
+struct Published {
+    generation: u64,
+    view: RouteView,
+}
+
+fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<Published>) {
     let mut g = c.benchmark_group(g_name);
     g.throughput(Throughput::Elements(1));
     let topics: Vec<String> = (0..TOPICS).step_by(97).map(common::topic_name).collect();
@@ -32,8 +38,8 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
     g.bench_function("route", |b| {
         b.iter(|| {
             let t = next();
-            let view = cell.load();
-            black_box(view.route(&t, false).expect("route"))
+            let p = cell.load();
+            black_box(p.view.route(&t, false).expect("route"))
         })
     });
     let mut out = Vec::with_capacity(4096);
@@ -41,8 +47,8 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
         g.bench_function(format!("route_encode_{d_name}"), |b| {
             b.iter(|| {
                 let t = next();
-                let view = cell.load();
-                let route = view.route(&t, false).expect("route");
+                let p = cell.load();
+                let route = p.view.route(&t, false).expect("route");
                 out.clear();
                 body::encode_topic_route(&route, dialect, &mut out);
                 black_box(out.len())
@@ -55,10 +61,10 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
         g.bench_function(format!("route_cached_{d_name}"), |b| {
             b.iter(|| {
                 let t = next();
-                let view = cell.load();
-                let body = cache.body(&view, &config, &t, dialect, || {
+                let p = cell.load();
+                let body = cache.body(p.generation, &p.view, &config, &t, dialect, || {
                     let mut out = Vec::new();
-                    body::encode_topic_route(&view.route(&t, false)?, dialect, &mut out);
+                    body::encode_topic_route(&p.view.route(&t, false)?, dialect, &mut out);
                     Some(bytes::Bytes::from(out))
                 });
                 black_box(body.expect("route").len())
@@ -70,13 +76,13 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<RouteView>) {
 
 fn idle(c: &mut Criterion) {
     let tables = common::tables_shared(TOPICS, BROKERS);
-    let cell = ArcSwap::from_pointee(tables.view());
+    let cell = ArcSwap::from_pointee(Published { generation: 0, view: tables.view() });
     lookups(c, "lookup_idle", &cell);
 }
 
 fn under_publishing(c: &mut Criterion) {
     let mut tables = common::tables_shared(TOPICS, BROKERS);
-    let cell = Arc::new(ArcSwap::from_pointee(tables.view()));
+    let cell = Arc::new(ArcSwap::from_pointee(Published { generation: 0, view: tables.view() }));
     let stop = Arc::new(AtomicBool::new(false));
     let publishes = Arc::new(AtomicU64::new(0));
     let writer = {
@@ -92,7 +98,7 @@ fn under_publishing(c: &mut Criterion) {
                     let req =
                         common::registration("c0", "broker-0", common::topic_configs(names.clone(), perm), counter);
                     tables.register_broker(req, counter, common::settings()).expect("registered");
-                    cell.store(Arc::new(tables.view()));
+                    cell.store(Arc::new(Published { generation: counter as u64, view: tables.view() }));
                     publishes.fetch_add(1, Ordering::Relaxed);
                     counter += 1;
                 }

@@ -38,7 +38,9 @@ pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let body = match topic {
         None => None,
         Some(t) if config.order_message_enable || req.ext_bool("__ZONE_MODE") => shaped_route(ctx, req, t, dialect),
-        Some(t) => ctx.route_cache.borrow_mut().body(&snap.routes, config, t, dialect, || build(t, dialect)),
+        Some(t) => {
+            ctx.route_cache.borrow_mut().body(snap.generation, &snap.routes, config, t, dialect, || build(t, dialect))
+        }
     };
     let Some(body) = body else {
         return Action::Reply(RemotingCommand::response_to(

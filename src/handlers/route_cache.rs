@@ -29,6 +29,9 @@ pub struct RouteCache {
 
 struct Cached {
     stamp: RouteStamp,
+    /// The snapshot generation the stamp was last found valid in: within one snapshot nothing changes, so only
+    /// the first request per topic after a publish pays for `stamp_matches`.
+    checked: u64,
     /// Indexed by `dialect_index`.
     bodies: [Option<Bytes>; 2],
 }
@@ -59,9 +62,10 @@ impl RouteCache {
     }
 
     /// The body of `topic`'s route in `dialect`: cached if still valid, else built by `encode` (None = no route)
-    /// and cached when the route is cacheable.
+    /// and cached when the route is cacheable. `generation` identifies the snapshot `view` belongs to.
     pub fn body(
         &mut self,
+        generation: u64,
         view: &RouteView,
         config: &Arc<Config>,
         topic: &str,
@@ -77,7 +81,8 @@ impl RouteCache {
         }
         let d = dialect_index(dialect);
         if let Some(c) = self.entries.get_mut(topic) {
-            if view.stamp_matches(topic, &c.stamp) {
+            if c.checked == generation || view.stamp_matches(topic, &c.stamp) {
+                c.checked = generation;
                 if let Some(b) = &c.bodies[d] {
                     return Some(b.clone());
                 }
@@ -97,7 +102,7 @@ impl RouteCache {
             let mut bodies = [None, None];
             bodies[d] = Some(body.clone());
             self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
-            self.entries.insert(Arc::from(topic), Cached { stamp, bodies });
+            self.entries.insert(Arc::from(topic), Cached { stamp, checked: generation, bodies });
             self.trim();
         }
         Some(body)
@@ -154,7 +159,7 @@ mod tests {
         let built = Cell::new(false);
         let view = t.view();
         let body = cache
-            .body(&view, config, topic, d, || {
+            .body(t.generation(), &view, config, topic, d, || {
                 built.set(true);
                 let r = view.route(topic, config.support_acting_master)?;
                 let mut out = Vec::new();
@@ -202,7 +207,7 @@ mod tests {
         // A deleted topic is not served from the cache.
         t.delete_topic("U", None);
         let view = t.view();
-        assert!(cache.body(&view, &config, "U", Dialect::Default, || None).is_none());
+        assert!(cache.body(t.generation(), &view, &config, "U", Dialect::Default, || None).is_none());
     }
 
     #[test]
