@@ -13,7 +13,7 @@ impl Reactor {
     pub(super) fn refuse_connection(&mut self, peer: std::net::SocketAddr) {
         self.metrics.limit_hit(Limit::Connections);
         self.refused_since_log += 1;
-        let now = self.shared.clock.now_ms();
+        let now = self.now_ms;
         let due = match self.last_refusal_log_ms {
             None => true,
             Some(t) => now - t >= REFUSAL_LOG_INTERVAL_MS || now < t,
@@ -56,7 +56,7 @@ impl Reactor {
         let over = conn.output.len() > self.shared.max_pending_write;
         match (over, conn.paused_since_ms) {
             (true, None) => {
-                conn.paused_since_ms = Some(self.shared.clock.now_ms());
+                conn.paused_since_ms = Some(self.now_ms);
                 self.metrics.limit_hit(Limit::PendingWritePaused);
                 if conn.first_time_over(Limit::PendingWritePaused) {
                     warn!(
@@ -80,7 +80,7 @@ impl Reactor {
     /// Once a second: closes idle connections (`serverChannelMaxIdleTimeSeconds`) and peers that stayed over
     /// `maxPendingWriteBytes` for `slowReaderCloseSeconds`.
     pub(super) fn close_idle(&mut self) {
-        let now = self.shared.clock.now_ms();
+        let now = self.now_ms;
         if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
             return;
         }
