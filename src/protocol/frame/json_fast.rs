@@ -1,16 +1,17 @@
-//! Fast path for the usual JSON header: strict JSON of the usual shape, read by serde straight into a
-//! `RemotingCommand` with no `Value` tree (a route query's header is ~130 bytes; the tree cost ~20 allocations, the
-//! most expensive step of the hottest request). Anything unusual — numbers as strings or floats, a number as the
-//! language, non-string ext values, nulls where a number belongs, duplicate keys, more than a few ext fields, a BOM
-//! — makes this return `None`, and the lenient decoder takes over, so the result is the same either way
-//! (property-tested, and fuzzed as a differential: `fuzz/checks.rs`).
-
-use std::borrow::Cow;
-use std::fmt;
+//! Fast path for the usual JSON header: a flat object of integers and plain strings, with a flat `extFields`
+//! object of plain strings — what every client sends on every request. It is scanned in one pass into a
+//! `RemotingCommand`, allocating only the ext keys and values (and a remark, if any). It is the most frequent
+//! parse of the server. Whole-frame decode of a route query, measured side by side (interleaved runs): the lenient
+//! tree ~2.0 µs, serde_json with a borrowing visitor ~0.9 µs, this scanner ~0.6 µs, of which ~0.3 µs is framing
+//! and allocation common to all three (a ROCKETMQ-header frame takes that long).
+//!
+//! Anything unusual — an escape in a string, a number that is not a plain integer in `i32`, a number or boolean
+//! where a string belongs (or the reverse), a non-string unknown member, a duplicate key, more than a few ext
+//! fields, non-UTF-8, a BOM — makes this return `None`, and the lenient decoder (fastjson's rules) reads the header
+//! instead, so the result is the same either way (property-tested in `frame/tests.rs`, fuzzed as a differential in
+//! `fuzz/checks.rs`).
 
 use bytes::Bytes;
-use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
 
 use crate::protocol::code::{LanguageCode, SerializeType};
 use crate::protocol::command::{ExtFields, RemotingCommand};
@@ -20,58 +21,30 @@ const MAX_EXT_FIELDS: usize = 16;
 
 /// `None`: not the usual shape; use the lenient decoder.
 pub(super) fn decode(header: &[u8]) -> Option<RemotingCommand> {
-    let mut de = serde_json::Deserializer::from_slice(header);
-    let cmd = de.deserialize_map(HeaderVisitor).ok()?;
-    de.end().ok()?;
-    Some(cmd)
-}
-
-/// A string, borrowed from the header when it has no escapes.
-struct Text<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-struct HeaderVisitor;
-
-impl<'de> Visitor<'de> for HeaderVisitor {
-    type Value = RemotingCommand;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a header object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RemotingCommand, A::Error> {
-        let mut cmd = RemotingCommand {
-            code: 0,
-            language: None,
-            version: 0,
-            opaque: 0,
-            flag: 0,
-            remark: None,
-            ext_fields: None,
-            body: Bytes::new(),
-            serialize_type: SerializeType::Json,
-        };
-        let mut seen = 0u8;
-        while let Some(Text(key)) = map.next_key::<Text>()? {
-            let bit = match &*key {
+    let text = std::str::from_utf8(header).ok()?;
+    let mut s = Scanner { b: text.as_bytes(), text, at: 0 };
+    let mut cmd = RemotingCommand {
+        code: 0,
+        language: None,
+        version: 0,
+        opaque: 0,
+        flag: 0,
+        remark: None,
+        ext_fields: None,
+        body: Bytes::new(),
+        serialize_type: SerializeType::Json,
+    };
+    let mut seen = 0u8;
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if !s.eat_if(b'}') {
+        loop {
+            let key = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            let bit = match key {
                 "code" => 1,
                 "flag" => 2,
                 "opaque" => 4,
@@ -79,56 +52,131 @@ impl<'de> Visitor<'de> for HeaderVisitor {
                 "language" => 16,
                 "remark" => 32,
                 "extFields" => 64,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
+                // serializeTypeCurrentRPC and other members nobody reads: a plain string, skipped.
+                _ => 0,
             };
             if seen & bit != 0 {
-                return Err(A::Error::custom("duplicate key"));
+                return None;
             }
             seen |= bit;
             match bit {
-                1 => cmd.code = map.next_value()?,
-                2 => cmd.flag = map.next_value()?,
-                4 => cmd.opaque = map.next_value()?,
-                8 => cmd.version = map.next_value()?,
-                16 => cmd.language = map.next_value::<Option<Text>>()?.and_then(|t| LanguageCode::from_name(&t.0)),
-                32 => cmd.remark = map.next_value::<Option<Text>>()?.map(|t| t.0.into_owned()),
-                _ => cmd.ext_fields = map.next_value::<Option<Ext>>()?.map(|e| e.0),
+                0 => {
+                    s.string()?;
+                }
+                1 => cmd.code = s.int()?,
+                2 => cmd.flag = s.int()?,
+                4 => cmd.opaque = s.int()?,
+                8 => cmd.version = s.int()?,
+                16 => cmd.language = s.opt_string()?.and_then(LanguageCode::from_name),
+                32 => cmd.remark = s.opt_string()?.map(str::to_owned),
+                _ => cmd.ext_fields = s.ext()?,
             }
+            s.ws();
+            if s.eat_if(b'}') {
+                break;
+            }
+            s.eat(b',')?;
+            s.ws();
         }
-        Ok(cmd)
     }
+    s.ws();
+    (s.at == s.b.len()).then_some(cmd)
 }
 
-/// `extFields` with string (or null, skipped) values and distinct keys.
-struct Ext(ExtFields);
+struct Scanner<'a> {
+    b: &'a [u8],
+    /// The same bytes, known to be UTF-8: strings are sliced from it without another check.
+    text: &'a str,
+    at: usize,
+}
 
-impl<'de> Deserialize<'de> for Ext {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Ext;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object of strings")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ext, A::Error> {
-                let mut keys: smallvec::SmallVec<[Cow<'de, str>; 4]> = smallvec::SmallVec::new();
-                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(2));
-                while let Some(Text(key)) = map.next_key::<Text>()? {
-                    if keys.len() == MAX_EXT_FIELDS || keys.contains(&key) {
-                        return Err(A::Error::custom("many or duplicate ext fields"));
-                    }
-                    let value = map.next_value::<Option<Text>>()?;
-                    if let Some(Text(value)) = value {
-                        out.push((key.clone().into_owned(), value.into_owned()));
-                    }
-                    keys.push(key);
-                }
-                Ok(Ext(ExtFields(out)))
-            }
+impl<'a> Scanner<'a> {
+    /// JSON whitespace.
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
         }
-        d.deserialize_map(V)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.eat_if(c).then_some(())
+    }
+
+    fn eat_if(&mut self, c: u8) -> bool {
+        let hit = self.b.get(self.at) == Some(&c);
+        self.at += usize::from(hit);
+        hit
+    }
+
+    /// A string without escapes or control characters (those go the lenient way).
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        self.at = start + len;
+        self.eat(b'"')?;
+        // Both ends sit next to ASCII quotes, so they are char boundaries.
+        Some(&self.text[start..start + len])
+    }
+
+    /// A string or `null`.
+    fn opt_string(&mut self) -> Option<Option<&'a str>> {
+        if self.b[self.at..].starts_with(b"null") {
+            self.at += 4;
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// A JSON integer (`-?(0|[1-9][0-9]*)`, no fraction or exponent) that fits in an `i32`.
+    fn int(&mut self) -> Option<i32> {
+        let start = self.at;
+        self.eat_if(b'-');
+        let digits = self.at;
+        while self.b.get(self.at).is_some_and(u8::is_ascii_digit) {
+            self.at += 1;
+        }
+        let n = self.at - digits;
+        if n == 0 || n > 10 || (n > 1 && self.b[digits] == b'0') {
+            return None;
+        }
+        if matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.text[start..self.at].parse().ok()
+    }
+
+    /// `extFields`: `null`, or an object of plain strings (null values skipped) with distinct keys.
+    fn ext(&mut self) -> Option<Option<ExtFields>> {
+        if self.b[self.at..].starts_with(b"null") {
+            self.at += 4;
+            return Some(None);
+        }
+        self.eat(b'{')?;
+        let mut keys: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
+        let mut out = Vec::new();
+        self.ws();
+        if self.eat_if(b'}') {
+            return Some(Some(ExtFields(out)));
+        }
+        loop {
+            let key = self.string()?;
+            if keys.len() == MAX_EXT_FIELDS || keys.contains(&key) {
+                return None;
+            }
+            keys.push(key);
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            if let Some(value) = self.opt_string()? {
+                out.push((key.to_owned(), value.to_owned()));
+            }
+            self.ws();
+            if self.eat_if(b'}') {
+                return Some(Some(ExtFields(out)));
+            }
+            self.eat(b',')?;
+            self.ws();
+        }
     }
 }
