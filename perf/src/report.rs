@@ -24,6 +24,7 @@ impl Row {
         match self.kind {
             Kind::Java => "Java 5.5.0",
             Kind::Ours => "namesrv (Rust)",
+            Kind::OursUnpinned => "namesrv, pinThreads=false",
             Kind::Ceiling => "no-work ceiling",
         }
     }
@@ -57,7 +58,52 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
+/// One row per server: its median-QPS round.
+pub fn medians(runs: &[(usize, Row)]) -> Vec<&Row> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for (_, r) in runs {
+        if !kinds.contains(&r.kind) {
+            kinds.push(r.kind);
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|k| {
+            let mut of: Vec<&Row> = runs.iter().map(|(_, r)| r).filter(|r| r.kind == k).collect();
+            of.sort_by(|a, b| a.stats.qps().total_cmp(&b.stats.qps()));
+            of[of.len() / 2]
+        })
+        .collect()
+}
+
+/// QPS of `a` / QPS of `b` in each round that measured both, and their median.
+fn paired_ratio(runs: &[(usize, Row)], a: Kind, b: Kind) -> Option<(f64, Vec<f64>)> {
+    let qps = |round: usize, k: Kind| runs.iter().find(|(n, r)| *n == round && r.kind == k).map(|(_, r)| r.stats.qps());
+    let rounds = runs.iter().map(|(n, _)| *n).max()? + 1;
+    let ratios: Vec<f64> = (0..rounds)
+        .filter_map(|n| Some((qps(n, a)?, qps(n, b)?)))
+        .filter(|(_, y)| *y > 0.0)
+        .map(|(x, y)| x / y)
+        .collect();
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    Some((*sorted.get(sorted.len() / 2)?, ratios))
+}
+
+fn write_paired(s: &mut String, runs: &[(usize, Row)], a: Kind, b: Kind, text: &str) {
+    if let Some((median, all)) = paired_ratio(runs, a, b) {
+        let each: Vec<String> = all.iter().map(|r| format!("{r:.2}")).collect();
+        let _ = if all.len() > 1 {
+            writeln!(s, "- {text}: **{median:.2}** (median of the rounds: {})", each.join(", "))
+        } else {
+            writeln!(s, "- {text}: **{median:.2}**")
+        };
+    }
+}
+
+/// The report of `runs` (round, measurement): a table of each server's median round, the ratios, the chart.
+pub fn markdown(runs: &[(usize, Row)], settings: &str, chart_file: &str) -> String {
+    let rows = medians(runs);
     let mut s = String::new();
     let _ = writeln!(s, "# namesrv side-by-side comparison, {}\n", today());
     let _ = writeln!(s, "{settings}\n");
@@ -66,7 +112,7 @@ pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
         "| server | QPS | p50 µs | p99 µs | p999 µs | errors | server CPU s | CPU µs/request | RSS MB | start-to-ready ms |"
     );
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in rows {
+    for r in &rows {
         let n = (r.stats.ok + r.stats.not_found + r.stats.errors).max(1);
         let _ = writeln!(
             s,
@@ -83,7 +129,16 @@ pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
             r.ready.as_millis()
         );
     }
-    let get = |k: Kind| rows.iter().find(|r| r.kind == k);
+    let get = |k: Kind| rows.iter().copied().find(|r| r.kind == k);
+    let rounds = runs.iter().map(|(n, _)| n + 1).max().unwrap_or(0);
+    if rounds > 1 {
+        let _ = writeln!(s, "\nEach row is the server's median round of {rounds}; QPS per round:\n");
+        for r in &rows {
+            let each: Vec<String> =
+                runs.iter().filter(|(_, x)| x.kind == r.kind).map(|(_, x)| format!("{:.0}", x.stats.qps())).collect();
+            let _ = writeln!(s, "- {}: {}", r.label(), each.join(", "));
+        }
+    }
     let _ = writeln!(s, "\nRatios from this run (same machine, same generator settings, one after another):\n");
     if let (Some(o), Some(j)) = (get(Kind::Ours), get(Kind::Java)) {
         let _ = writeln!(s, "- QPS ours / Java: **{}**", ratio(o.stats.qps(), j.stats.qps()));
@@ -98,9 +153,9 @@ pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
         let _ =
             writeln!(s, "- start-to-ready Java / ours: **{}**", ratio(j.ready.as_secs_f64(), o.ready.as_secs_f64()));
     }
-    if let (Some(o), Some(c)) = (get(Kind::Ours), get(Kind::Ceiling)) {
-        let _ = writeln!(s, "- QPS ours / ceiling: **{}**", ratio(o.stats.qps(), c.stats.qps()));
-    }
+    write_paired(&mut s, runs, Kind::Ours, Kind::Ceiling, "QPS ours / ceiling");
+    write_paired(&mut s, runs, Kind::OursUnpinned, Kind::Ceiling, "QPS ours (pinThreads=false) / ceiling");
+    write_paired(&mut s, runs, Kind::OursUnpinned, Kind::Java, "QPS ours (pinThreads=false) / Java");
     let _ = writeln!(s, "\n![QPS and latency percentiles]({chart_file})");
     s
 }
@@ -108,15 +163,16 @@ pub fn markdown(rows: &[Row], settings: &str, chart_file: &str) -> String {
 const QUANTILES: [f64; 9] = [0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999];
 
 /// Left: QPS bars; right: read latency by percentile (x in "nines").
-pub fn chart(rows: &[Row], path: &Path) -> Result<(), String> {
+pub fn chart(rows: &[&Row], path: &Path) -> Result<(), String> {
     let root = SVGBackend::new(path, (1000, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (left, right) = root.split_horizontally(360);
-    let colors = [RGBColor(200, 80, 40), RGBColor(40, 110, 200), RGBColor(120, 120, 120)];
+    let colors = [RGBColor(200, 80, 40), RGBColor(40, 110, 200), RGBColor(120, 120, 120), RGBColor(60, 170, 90)];
     let color = |r: &Row| match r.kind {
         Kind::Java => colors[0],
         Kind::Ours => colors[1],
         Kind::Ceiling => colors[2],
+        Kind::OursUnpinned => colors[3],
     };
 
     let max_qps = rows.iter().map(|r| r.stats.qps()).fold(1.0, f64::max) * 1.15;

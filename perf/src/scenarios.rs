@@ -300,8 +300,12 @@ pub fn startup(a: &StartupArgs) -> Result<(), String> {
 pub struct CompareArgs {
     #[command(flatten)]
     load: LoadArgs,
-    #[arg(long, value_delimiter = ',', default_value = "java,ours,ceiling")]
+    #[arg(long, value_delimiter = ',', default_value = "java,ours,ours-unpinned,ceiling")]
     servers: Vec<Kind>,
+    /// Measure every server this many times, interleaved; the report shows each server's median round and the
+    /// ratios of the rounds (this machine is shared and noisy).
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     #[arg(long, default_value_t = 100)]
     topics: usize,
     #[arg(long, default_value_t = 2)]
@@ -317,8 +321,11 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
     let launch = Launch { java_heap: a.java_heap.clone(), ceiling_route_brokers: a.brokers, ..Launch::default() };
     let topo = Topology { clusters: 1, brokers_per_cluster: a.brokers, topics_per_cluster: a.topics };
     let load_before = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut rows = Vec::new();
-    for &k in &a.servers {
+    let mut runs = Vec::new();
+    for (round, &k) in (0..a.rounds.max(1)).flat_map(|n| a.servers.iter().map(move |k| (n, k))) {
+        if a.rounds > 1 {
+            println!("round {}/{}", round + 1, a.rounds);
+        }
         let s = Server::start(k, &launch)?;
         println!("{k}: pid {} ready after {} ms", s.pid(), s.start_to_ready.as_millis());
         let inst = topology::install(s.addr, topo)?;
@@ -333,15 +340,15 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
             .map_err(|e| format!("{k}: {e}\n{}", s.log_tail()))?;
         let cpu = s.cpu().zip(cpu0).map(|(b, a)| b.saturating_sub(a));
         println!("  {}", st.summary());
-        rows.push(Row { kind: k, stats: st, cpu, rss: s.rss(), ready: s.start_to_ready });
+        runs.push((round, Row { kind: k, stats: st, cpu, rss: s.rss(), ready: s.start_to_ready }));
     }
     let dir = a.out_dir.clone().unwrap_or_else(|| servers::repo_root().join("perf/results"));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let date = report::today();
     let svg = format!("{date}.svg");
-    report::chart(&rows, &dir.join(&svg))?;
+    report::chart(&report::medians(&runs), &dir.join(&svg))?;
     let settings = settings_text(a, &load_before);
-    let md = report::markdown(&rows, &settings, &svg);
+    let md = report::markdown(&runs, &settings, &svg);
     let path = dir.join(format!("{date}.md"));
     std::fs::write(&path, md).map_err(|e| e.to_string())?;
     println!("wrote {}", path.display());
@@ -367,9 +374,11 @@ fn settings_text(a: &CompareArgs, load_before: &str) -> String {
     format!(
         "Generator: `namesrv-perf compare` at commit `{commit}`; {} connections × depth {} ({}), {:?} headers, {} s warm-up \
          + {} s measured per server, {} generator thread(s); GET_ROUTEINFO_BY_TOPIC over {} topics each hosted by {} \
-         masters. Servers run one after another as processes on 127.0.0.1: Java {} (`-Xms{h} -Xmx{h}`, G1), ours \
-         (`target/release/mqnamesrv`), and the no-work ceiling (canned route-sized reply). Machine: {cores} cores, {cpu}; \
-         load average before the run: {}. The machine was shared with other builds: compare ratios, not absolutes.",
+         masters. Servers run one after another as processes on 127.0.0.1, {} round(s): Java {} (`-Xms{h} -Xmx{h}`, G1), \
+         ours (`target/release/mqnamesrv`, defaults: reactors pinned to cores), ours with `pinThreads=false`, and the \
+         no-work ceiling (canned route-sized reply, 2 unpinned threads). The generator runs on the same cores as the \
+         server. Machine: {cores} cores, {cpu}; load average before the run: {}. The machine is shared: compare \
+         ratios, not absolutes.",
         l.conns,
         l.depth,
         l.rate.map_or("closed loop".to_string(), |r| format!("open loop {r:.0}/s")),
@@ -379,6 +388,7 @@ fn settings_text(a: &CompareArgs, load_before: &str) -> String {
         l.threads,
         a.topics,
         a.brokers,
+        a.rounds.max(1),
         servers::JAVA_VERSION,
         load_before.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
         h = a.java_heap,

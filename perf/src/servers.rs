@@ -20,6 +20,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(90);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Ours,
+    /// Ours with `pinThreads=false`: what docs/operations.md advises when other busy processes share the cores —
+    /// as the load generator does here.
+    OursUnpinned,
     Java,
     Ceiling,
 }
@@ -29,9 +32,10 @@ impl FromStr for Kind {
     fn from_str(s: &str) -> Result<Kind, String> {
         match s {
             "ours" => Ok(Kind::Ours),
+            "ours-unpinned" => Ok(Kind::OursUnpinned),
             "java" => Ok(Kind::Java),
             "ceiling" => Ok(Kind::Ceiling),
-            _ => Err(format!("unknown server '{s}' (ours, java, ceiling)")),
+            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, java, ceiling)")),
         }
     }
 }
@@ -40,6 +44,7 @@ impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Kind::Ours => "ours",
+            Kind::OursUnpinned => "ours-unpinned",
             Kind::Java => "java",
             Kind::Ceiling => "ceiling",
         })
@@ -91,7 +96,8 @@ impl Server {
         let port = free_port()?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut cmd = match kind {
-            Kind::Ours => ours_command(launch, dir.path(), port)?,
+            Kind::Ours => ours_command(launch, dir.path(), port, true)?,
+            Kind::OursUnpinned => ours_command(launch, dir.path(), port, false)?,
             Kind::Java => java_command(launch, dir.path(), port)?,
             Kind::Ceiling => {
                 let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -169,13 +175,13 @@ impl Drop for Server {
     }
 }
 
-fn ours_command(launch: &Launch, dir: &Path, port: u16) -> Result<Command, String> {
+fn ours_command(launch: &Launch, dir: &Path, port: u16, pin: bool) -> Result<Command, String> {
     if !launch.ours_bin.is_file() {
         return Err(format!("{} not found: run `cargo build --release` first", launch.ours_bin.display()));
     }
     let props = dir.join("namesrv.properties");
     let text = format!(
-        "listenPort={port}\nbindAddress=127.0.0.1\nkvConfigPath={}\nconfigStorePath={}\n",
+        "listenPort={port}\nbindAddress=127.0.0.1\npinThreads={pin}\nkvConfigPath={}\nconfigStorePath={}\n",
         dir.join("kvConfig.json").display(),
         dir.join("namesrv-store.properties").display()
     );
