@@ -54,7 +54,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub(super) fn decode(header: &Bytes) -> Result<RemotingCommand, FrameError> {
+pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
     let limit = header.len();
     if limit < FIXED_LEN {
         return Err(bad("shorter than the fixed part"));

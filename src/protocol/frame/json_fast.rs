@@ -112,7 +112,7 @@ impl<'a> Scanner<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let len = string_len(&self.b[start..])?;
         self.at = start + len;
         self.eat(b'"')?;
         // Both ends sit next to ASCII quotes, so they are char boundaries.
@@ -177,6 +177,45 @@ impl<'a> Scanner<'a> {
             }
             self.eat(b',')?;
             self.ws();
+        }
+    }
+}
+
+/// Bytes before the first `"`, `\\` or control character, eight at a time (strings are ~60 % of a header's bytes,
+/// and a byte loop with three compares was the scanner's hottest line). `None`: there is none.
+fn string_len(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero, or below `n`: the lowest flagged byte is exact (higher ones may be false positives).
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let mut at = 0;
+    while let Some(chunk) = b.get(at..at + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+        let hits = zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | below(w, 0x20);
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|i| at + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// The word-at-a-time search finds what a byte loop finds, wherever the stop byte sits in a word.
+        #[test]
+        fn string_len_is_the_byte_loop(bytes in proptest::collection::vec(
+            prop_oneof![8 => 0x20u8..0x7f, 1 => Just(b'"'), 1 => Just(b'\\'), 1 => 0u8..0x20, 1 => 0x80u8..=0xff],
+            0..40,
+        )) {
+            let want = bytes.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            prop_assert_eq!(super::string_len(&bytes), want);
         }
     }
 }

@@ -58,9 +58,7 @@ pub fn decode(buf: &mut BytesMut, max_frame: usize) -> Result<Option<RemotingCom
         buf.reserve(total - buf.len());
         return Ok(None);
     }
-    let mut frame = buf.split_to(total).freeze();
-    frame.advance(4);
-    let word = frame.get_u32();
+    let word = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
     let header_len = word & 0x00FF_FFFF;
     if header_len > length - 4 {
         return Err(FrameError::HeaderTooLong { header: header_len, frame: length });
@@ -70,12 +68,20 @@ pub fn decode(buf: &mut BytesMut, max_frame: usize) -> Result<Option<RemotingCom
     }
     let type_byte = (word >> 24) as u8;
     let serialize_type = SerializeType::from_byte(type_byte).ok_or(FrameError::UnknownSerializeType(type_byte))?;
-    let body = frame.split_off(header_len as usize);
+    // The header is read in place; only a body is split off (zero-copy), so a bodiless request — most of them —
+    // costs no reference counting.
+    let body_at = 8 + header_len as usize;
+    let header = &buf[8..body_at];
     let mut cmd = match serialize_type {
-        SerializeType::Json => json_header::decode(&frame)?,
-        SerializeType::RocketMq => binary::decode(&frame)?,
+        SerializeType::Json => json_header::decode(header)?,
+        SerializeType::RocketMq => binary::decode(header)?,
     };
-    cmd.body = body;
+    if body_at < total {
+        buf.advance(body_at);
+        cmd.body = buf.split_to(total - body_at).freeze();
+    } else {
+        buf.advance(total);
+    }
     cmd.serialize_type = serialize_type;
     Ok(Some(cmd))
 }
