@@ -132,6 +132,37 @@ fn connection_close_evicts_only_the_current_connection() {
         == ResponseCode::TOPIC_NOT_EXIST));
 }
 
+/// A broker whose last request and close arrive together (one readiness event, or the close just after it) is
+/// evicted: the reactor may end a read early on a short read, but never misses a close. The idle timeout (120 s)
+/// cannot be what evicts them here.
+#[test]
+fn a_close_right_behind_a_request_is_noticed() {
+    let fx = start(|_| {});
+    let mut client = fx.client();
+    let names: Vec<String> = (0..20).map(|i| format!("broker-{i}")).collect();
+    let addrs: Vec<String> = (0..20).map(|i| format!("127.0.0.1:{}", 20000 + i)).collect();
+    for (i, name) in names.iter().enumerate() {
+        let broker = Broker { cluster: "C", name, addr: &addrs[i], id: 0 };
+        let topic = format!("T{i}");
+        let mut c = fx.client();
+        let r = c.request(broker.register(&[&topic, "TBW102"], 1, 513));
+        assert_eq!(r.code, ResponseCode::SUCCESS, "{:?}", r.remark);
+        // A one-way request and the close, back to back (one-way: no reply, so no reset comes back to reveal it).
+        let mut last = new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic.as_str());
+        last.flag |= 2;
+        c.send_raw(&encode(&last));
+        drop(c);
+    }
+    for i in 0..20 {
+        let topic = format!("T{i}");
+        assert!(
+            eventually(Duration::from_secs(5), || route(&mut client, &topic, 513, SerializeType::Json).code
+                == ResponseCode::TOPIC_NOT_EXIST),
+            "broker-{i} was not evicted"
+        );
+    }
+}
+
 #[test]
 fn silent_broker_expires_after_its_timeout() {
     let fx = start(|_| {});

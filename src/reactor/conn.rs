@@ -88,13 +88,14 @@ impl Conn {
         first
     }
 
-    /// Reads until WouldBlock (mio is edge-triggered), appending plaintext to `input`, at most `budget` bytes so one
-    /// flooding peer cannot monopolise the reactor; returns the bytes read too.
-    pub fn fill(&mut self, scratch: &mut [u8], budget: usize) -> (ReadOutcome, usize) {
+    /// Reads until WouldBlock (mio is edge-triggered) — or a short read, if `short_read_ends` — appending plaintext
+    /// to `input`, at most `budget` bytes so one flooding peer cannot monopolise the reactor; returns the bytes read
+    /// too.
+    pub fn fill(&mut self, scratch: &mut [u8], budget: usize, short_read_ends: bool) -> (ReadOutcome, usize) {
         if let Transport::Tls(tls) = &mut self.transport {
             return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, budget);
         }
-        let (outcome, n) = self.fill_plain(scratch, budget);
+        let (outcome, n) = self.fill_plain(scratch, budget, short_read_ends);
         if let Err(reason) = self.transport.sniffed(&mut self.input) {
             warn!(peer = %self.peer, %reason, "closing the connection");
             self.input.clear();
@@ -111,7 +112,7 @@ impl Conn {
         }
     }
 
-    fn fill_plain(&mut self, scratch: &mut [u8], budget: usize) -> (ReadOutcome, usize) {
+    fn fill_plain(&mut self, scratch: &mut [u8], budget: usize, short_read_ends: bool) -> (ReadOutcome, usize) {
         let mut total = 0;
         loop {
             if total >= budget {
@@ -122,6 +123,13 @@ impl Conn {
                 Ok(n) => {
                     self.input.extend_from_slice(&scratch[..n]);
                     total += n;
+                    if short_read_ends && n < scratch.len() {
+                        // A short read emptied the socket; with edge-triggered epoll, bytes (or a close) arriving
+                        // later raise a new event, so the read that would only say WouldBlock is skipped: one
+                        // syscall per wake-up less (tokio does the same). Not when the event already reported the
+                        // peer's close, which only a read of 0 shows.
+                        return (ReadOutcome::Open, total);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (ReadOutcome::Open, total),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

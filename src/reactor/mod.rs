@@ -169,7 +169,8 @@ impl Reactor {
                     WAKER => {}
                     Token(key) => {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.on_readable(key);
+                            // A peer's close may have come with this event: then read on until it shows.
+                            self.read_and_handle(key, !(event.is_read_closed() || event.is_error()));
                         }
                         if event.is_writable() && self.finish_connect(key) {
                             self.flush(key);
@@ -262,6 +263,11 @@ impl Reactor {
     }
 
     fn on_readable(&mut self, key: usize) {
+        self.read_and_handle(key, false);
+    }
+
+    /// Reads what the peer sent and handles it; `short_read_ends` lets a short read end the read (see `Conn::fill`).
+    fn read_and_handle(&mut self, key: usize, short_read_ends: bool) {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
@@ -277,7 +283,8 @@ impl Reactor {
         // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
         // stays bounded as well; the socket is read on the next turn (`again`).
         let backlog = whole_frame_buffered(&conn.input);
-        let (outcome, n) = if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, READ_BUDGET) };
+        let (outcome, n) =
+            if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, READ_BUDGET, short_read_ends) };
         if n > 0 {
             conn.last_active_ms = self.now_ms;
         }
