@@ -25,6 +25,7 @@ impl Row {
             Kind::Java => "Java 5.5.0",
             Kind::Ours => "namesrv (Rust)",
             Kind::OursUnpinned => "namesrv, pinThreads=false",
+            Kind::OursOneReactor => "namesrv, reactorThreads=1",
             Kind::Ceiling => "no-work ceiling",
         }
     }
@@ -153,9 +154,10 @@ pub fn markdown(runs: &[(usize, Row)], settings: &str, chart_file: &str) -> Stri
         let _ =
             writeln!(s, "- start-to-ready Java / ours: **{}**", ratio(j.ready.as_secs_f64(), o.ready.as_secs_f64()));
     }
-    write_paired(&mut s, runs, Kind::Ours, Kind::Ceiling, "QPS ours / ceiling");
+    write_paired(&mut s, runs, Kind::Ours, Kind::Ceiling, "QPS ours (defaults) / ceiling");
     write_paired(&mut s, runs, Kind::OursUnpinned, Kind::Ceiling, "QPS ours (pinThreads=false) / ceiling");
-    write_paired(&mut s, runs, Kind::OursUnpinned, Kind::Java, "QPS ours (pinThreads=false) / Java");
+    write_paired(&mut s, runs, Kind::OursOneReactor, Kind::Ceiling, "QPS ours (reactorThreads=1) / ceiling");
+    write_paired(&mut s, runs, Kind::OursOneReactor, Kind::Java, "QPS ours (reactorThreads=1) / Java");
     let _ = writeln!(s, "\n![QPS and latency percentiles]({chart_file})");
     s
 }
@@ -167,12 +169,19 @@ pub fn chart(rows: &[&Row], path: &Path) -> Result<(), String> {
     let root = SVGBackend::new(path, (1000, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (left, right) = root.split_horizontally(360);
-    let colors = [RGBColor(200, 80, 40), RGBColor(40, 110, 200), RGBColor(120, 120, 120), RGBColor(60, 170, 90)];
+    let colors = [
+        RGBColor(200, 80, 40),
+        RGBColor(40, 110, 200),
+        RGBColor(120, 120, 120),
+        RGBColor(60, 170, 90),
+        RGBColor(140, 60, 170),
+    ];
     let color = |r: &Row| match r.kind {
         Kind::Java => colors[0],
         Kind::Ours => colors[1],
         Kind::Ceiling => colors[2],
         Kind::OursUnpinned => colors[3],
+        Kind::OursOneReactor => colors[4],
     };
 
     let max_qps = rows.iter().map(|r| r.stats.qps()).fold(1.0, f64::max) * 1.15;

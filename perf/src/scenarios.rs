@@ -300,7 +300,7 @@ pub fn startup(a: &StartupArgs) -> Result<(), String> {
 pub struct CompareArgs {
     #[command(flatten)]
     load: LoadArgs,
-    #[arg(long, value_delimiter = ',', default_value = "java,ours,ours-unpinned,ceiling")]
+    #[arg(long, value_delimiter = ',', default_value = "java,ours,ours-unpinned,ours-1-reactor,ceiling")]
     servers: Vec<Kind>,
     /// Measure every server this many times, interleaved; the report shows each server's median round and the
     /// ratios of the rounds (this machine is shared and noisy).
@@ -375,9 +375,9 @@ fn settings_text(a: &CompareArgs, load_before: &str) -> String {
         "Generator: `namesrv-perf compare` at commit `{commit}`; {} connections × depth {} ({}), {:?} headers, {} s warm-up \
          + {} s measured per server, {} generator thread(s); GET_ROUTEINFO_BY_TOPIC over {} topics each hosted by {} \
          masters. Servers run one after another as processes on 127.0.0.1, {} round(s): Java {} (`-Xms{h} -Xmx{h}`, G1), \
-         ours (`target/release/mqnamesrv`, defaults: reactors pinned to cores), ours with `pinThreads=false`, and the \
-         no-work ceiling (canned route-sized reply, 2 unpinned threads). The generator runs on the same cores as the \
-         server. Machine: {cores} cores, {cpu}; load average before the run: {}. The machine is shared: compare \
+         ours (`target/release/mqnamesrv`, defaults: one reactor per core, pinned), ours with `pinThreads=false`, ours \
+         with `reactorThreads=1`, and the no-work ceiling (canned route-sized reply, 2 unpinned threads). The generator \
+         runs on the same cores as the server. Machine: {cores} cores, {cpu}; load average before the run: {}. The machine is shared: compare \
          ratios, not absolutes.",
         l.conns,
         l.depth,

@@ -23,6 +23,8 @@ pub enum Kind {
     /// Ours with `pinThreads=false`: what docs/operations.md advises when other busy processes share the cores —
     /// as the load generator does here.
     OursUnpinned,
+    /// Ours with `reactorThreads=1`: the cores the one-thread load generator leaves on a 2-core machine.
+    OursOneReactor,
     Java,
     Ceiling,
 }
@@ -33,9 +35,10 @@ impl FromStr for Kind {
         match s {
             "ours" => Ok(Kind::Ours),
             "ours-unpinned" => Ok(Kind::OursUnpinned),
+            "ours-1-reactor" => Ok(Kind::OursOneReactor),
             "java" => Ok(Kind::Java),
             "ceiling" => Ok(Kind::Ceiling),
-            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, java, ceiling)")),
+            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, ours-1-reactor, java, ceiling)")),
         }
     }
 }
@@ -45,6 +48,7 @@ impl fmt::Display for Kind {
         f.write_str(match self {
             Kind::Ours => "ours",
             Kind::OursUnpinned => "ours-unpinned",
+            Kind::OursOneReactor => "ours-1-reactor",
             Kind::Java => "java",
             Kind::Ceiling => "ceiling",
         })
@@ -96,8 +100,9 @@ impl Server {
         let port = free_port()?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut cmd = match kind {
-            Kind::Ours => ours_command(launch, dir.path(), port, true)?,
-            Kind::OursUnpinned => ours_command(launch, dir.path(), port, false)?,
+            Kind::Ours => ours_command(launch, dir.path(), port, "")?,
+            Kind::OursUnpinned => ours_command(launch, dir.path(), port, "pinThreads=false\n")?,
+            Kind::OursOneReactor => ours_command(launch, dir.path(), port, "reactorThreads=1\n")?,
             Kind::Java => java_command(launch, dir.path(), port)?,
             Kind::Ceiling => {
                 let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -175,13 +180,14 @@ impl Drop for Server {
     }
 }
 
-fn ours_command(launch: &Launch, dir: &Path, port: u16, pin: bool) -> Result<Command, String> {
+/// Our server on `port` with its defaults, plus the `extra` properties lines.
+fn ours_command(launch: &Launch, dir: &Path, port: u16, extra: &str) -> Result<Command, String> {
     if !launch.ours_bin.is_file() {
         return Err(format!("{} not found: run `cargo build --release` first", launch.ours_bin.display()));
     }
     let props = dir.join("namesrv.properties");
     let text = format!(
-        "listenPort={port}\nbindAddress=127.0.0.1\npinThreads={pin}\nkvConfigPath={}\nconfigStorePath={}\n",
+        "listenPort={port}\nbindAddress=127.0.0.1\n{extra}kvConfigPath={}\nconfigStorePath={}\n",
         dir.join("kvConfig.json").display(),
         dir.join("namesrv-store.properties").display()
     );
