@@ -36,49 +36,36 @@ pub(super) fn decode(header: &[u8]) -> Option<RemotingCommand> {
     };
     let mut seen = 0u8;
     s.ws();
-    s.eat(b'{')?;
-    s.ws();
-    if !s.eat_if(b'}') {
-        loop {
-            let key = s.string()?;
-            s.ws();
-            s.eat(b':')?;
-            s.ws();
-            let bit = match key {
-                "code" => 1,
-                "flag" => 2,
-                "opaque" => 4,
-                "version" => 8,
-                "language" => 16,
-                "remark" => 32,
-                "extFields" => 64,
-                // serializeTypeCurrentRPC and other members nobody reads: a plain string, skipped.
-                _ => 0,
-            };
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
-            match bit {
-                0 => {
-                    s.string()?;
-                }
-                1 => cmd.code = s.int()?,
-                2 => cmd.flag = s.int()?,
-                4 => cmd.opaque = s.int()?,
-                8 => cmd.version = s.int()?,
-                16 => cmd.language = s.opt_string()?.and_then(LanguageCode::from_name),
-                32 => cmd.remark = s.opt_string()?.map(str::to_owned),
-                _ => cmd.ext_fields = s.ext()?,
-            }
-            s.ws();
-            if s.eat_if(b'}') {
-                break;
-            }
-            s.eat(b',')?;
-            s.ws();
+    s.object(|s, key| {
+        let bit = match key {
+            "code" => 1,
+            "flag" => 2,
+            "opaque" => 4,
+            "version" => 8,
+            "language" => 16,
+            "remark" => 32,
+            "extFields" => 64,
+            // serializeTypeCurrentRPC and other members nobody reads: a plain string, skipped.
+            _ => 0,
+        };
+        if seen & bit != 0 {
+            return None;
         }
-    }
+        seen |= bit;
+        match bit {
+            0 => {
+                s.string()?;
+            }
+            1 => cmd.code = s.int()?,
+            2 => cmd.flag = s.int()?,
+            4 => cmd.opaque = s.int()?,
+            8 => cmd.version = s.int()?,
+            16 => cmd.language = s.opt_string()?.and_then(LanguageCode::from_name),
+            32 => cmd.remark = s.opt_string()?.map(str::to_owned),
+            _ => cmd.ext_fields = s.ext()?,
+        }
+        Some(())
+    })?;
     s.ws();
     (s.at == s.b.len()).then_some(cmd)
 }
@@ -119,13 +106,41 @@ impl<'a> Scanner<'a> {
         Some(&self.text[start..start + len])
     }
 
+    /// `null`, consumed; false (nothing consumed) for anything else.
+    fn null(&mut self) -> bool {
+        let hit = self.b[self.at..].starts_with(b"null");
+        self.at += if hit { 4 } else { 0 };
+        hit
+    }
+
     /// A string or `null`.
     fn opt_string(&mut self) -> Option<Option<&'a str>> {
-        if self.b[self.at..].starts_with(b"null") {
-            self.at += 4;
+        if self.null() {
             return Some(None);
         }
         self.string().map(Some)
+    }
+
+    /// `{`, members, `}`: `member` is called with each key, the scanner at its value, and must consume the value.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat_if(b'}') {
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            member(self, key)?;
+            self.ws();
+            if self.eat_if(b'}') {
+                return Some(());
+            }
+            self.eat(b',')?;
+            self.ws();
+        }
     }
 
     /// A JSON integer (`-?(0|[1-9][0-9]*)`, no fraction or exponent) that fits in an `i32`.
@@ -148,36 +163,22 @@ impl<'a> Scanner<'a> {
 
     /// `extFields`: `null`, or an object of plain strings (null values skipped) with distinct keys.
     fn ext(&mut self) -> Option<Option<ExtFields>> {
-        if self.b[self.at..].starts_with(b"null") {
-            self.at += 4;
+        if self.null() {
             return Some(None);
         }
-        self.eat(b'{')?;
         let mut keys: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
         let mut out = Vec::new();
-        self.ws();
-        if self.eat_if(b'}') {
-            return Some(Some(ExtFields(out)));
-        }
-        loop {
-            let key = self.string()?;
+        self.object(|s, key| {
             if keys.len() == MAX_EXT_FIELDS || keys.contains(&key) {
                 return None;
             }
             keys.push(key);
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            if let Some(value) = self.opt_string()? {
+            if let Some(value) = s.opt_string()? {
                 out.push((key.to_owned(), value.to_owned()));
             }
-            self.ws();
-            if self.eat_if(b'}') {
-                return Some(Some(ExtFields(out)));
-            }
-            self.eat(b',')?;
-            self.ws();
-        }
+            Some(())
+        })?;
+        Some(Some(ExtFields(out)))
     }
 }
 
