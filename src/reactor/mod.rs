@@ -170,7 +170,7 @@ impl Reactor {
                     Token(key) => {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
                             // A peer's close may have come with this event: then read on until it shows.
-                            self.read_and_handle(key, !(event.is_read_closed() || event.is_error()));
+                            self.on_readable(key, !(event.is_read_closed() || event.is_error()));
                         }
                         if event.is_writable() && self.finish_connect(key) {
                             self.flush(key);
@@ -179,7 +179,7 @@ impl Reactor {
                 }
             }
             for key in std::mem::take(&mut self.again) {
-                self.on_readable(key);
+                self.on_readable(key, false);
             }
             self.drain_inbox();
             self.expire_outbound();
@@ -262,12 +262,9 @@ impl Reactor {
         Some(key)
     }
 
-    fn on_readable(&mut self, key: usize) {
-        self.read_and_handle(key, false);
-    }
-
-    /// Reads what the peer sent and handles it; `short_read_ends` lets a short read end the read (see `Conn::fill`).
-    fn read_and_handle(&mut self, key: usize, short_read_ends: bool) {
+    /// Reads what the peer sent and handles it; `short_read_ends` lets a short read end the read (see `Conn::fill`):
+    /// only for a readiness event that did not report the peer's close.
+    fn on_readable(&mut self, key: usize, short_read_ends: bool) {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
@@ -525,7 +522,7 @@ impl Reactor {
             self.flush(key);
         }
         for key in touched_read {
-            self.on_readable(key);
+            self.on_readable(key, false);
         }
     }
 
