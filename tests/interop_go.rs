@@ -52,17 +52,7 @@ fn go_client_routes_produce_consume_topic_list() {
     let out = gopeer::ok("produce", &nsaddr, &["-t", topic, "-count", &n, "-prefix", "go"], Duration::from_secs(120));
     assert_eq!(out.lines().filter(|l| l.starts_with("SENT ")).count(), N, "Go producer:\n{out}");
     step(t0, &format!("Go producer sent {N}"));
-    let out = gopeer::ok(
-        "consume",
-        &nsaddr,
-        &["-t", topic, "-g", "go_interop_cg", "-count", &n, "-prefix", "go", "-timeout", "120s"],
-        Duration::from_secs(120),
-    );
-    let mut got: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("RECV ")).collect();
-    got.sort();
-    let mut want: Vec<String> = (0..N).map(|i| format!("go-{i}")).collect();
-    want.sort();
-    assert_eq!(got, want, "Go push consumer:\n{out}");
+    gopeer::consume_all(&nsaddr, topic, "go_interop_cg", "go", N);
     step(t0, &format!("Go push consumer received all {N}"));
     broker.kill();
 }

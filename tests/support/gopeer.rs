@@ -61,3 +61,20 @@ pub fn ok(sub: &str, namesrv: &str, args: &[&str], timeout: Duration) -> String 
     );
     out.stdout
 }
+
+/// A Go push consumer in `group` that must receive exactly the messages `<prefix>-0` … `<prefix>-<count-1>` of
+/// `topic` (in any order) within two minutes; panics otherwise.
+pub fn consume_all(namesrv: &str, topic: &str, group: &str, prefix: &str, count: usize) {
+    let n = count.to_string();
+    let out = ok(
+        "consume",
+        namesrv,
+        &["-t", topic, "-g", group, "-count", &n, "-prefix", prefix, "-timeout", "120s"],
+        Duration::from_secs(120),
+    );
+    let mut got: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("RECV ")).collect();
+    got.sort();
+    let mut want: Vec<String> = (0..count).map(|i| format!("{prefix}-{i}")).collect();
+    want.sort();
+    assert_eq!(got, want, "Go push consumer:\n{out}");
+}
