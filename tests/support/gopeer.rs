@@ -52,13 +52,7 @@ pub fn run_peer(sub: &str, namesrv: &str, args: &[&str], timeout: Duration) -> O
 /// Like `run_peer`, and panics unless it printed `OK` and exited with 0; returns stdout.
 pub fn ok(sub: &str, namesrv: &str, args: &[&str], timeout: Duration) -> String {
     let out = run_peer(sub, namesrv, args, timeout);
-    assert!(
-        out.success() && out.stdout.lines().any(|l| l == "OK"),
-        "gopeer {sub} {args:?} -n {namesrv} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        out.stdout,
-        out.stderr
-    );
+    out.expect_ok(&format!("gopeer {sub} {args:?} -n {namesrv}"));
     out.stdout
 }
 

@@ -145,14 +145,7 @@ impl JavaClient {
         let mut cmd = self.command(&["produce", namesrv, topic, &count.to_string(), prefix]);
         cmd.env("NAMESRV_ADDR", namesrv);
         let out = run("java producer", cmd, self.dir.path(), Duration::from_secs(240));
-        assert!(
-            out.success() && out.stdout.lines().any(|l| l == "OK"),
-            "Java {} producer failed ({}):\n{}\n{}",
-            self.version,
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        out.expect_ok(&format!("Java {} producer", self.version));
         let brokers: Vec<String> = out
             .stdout
             .lines()
@@ -169,14 +162,7 @@ impl JavaClient {
         let mut cmd = self.command(&["route", namesrv, topic]);
         cmd.env("NAMESRV_ADDR", namesrv);
         let out = run("java route", cmd, self.dir.path(), Duration::from_secs(120));
-        assert!(
-            out.success() && out.stdout.lines().any(|l| l == "OK"),
-            "Java {} route lookup failed ({}):\n{}\n{}",
-            self.version,
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        out.expect_ok(&format!("Java {} route lookup", self.version));
         out.stdout
             .lines()
             .filter_map(|l| l.strip_prefix("QUEUE "))
@@ -214,14 +200,7 @@ impl JavaClient {
                 break out;
             }
         };
-        assert!(
-            out.success() && out.stdout.lines().any(|l| l == "OK"),
-            "Java {} consumer failed ({}, {attempts} attempts):\n{}\n{}",
-            self.version,
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        out.expect_ok(&format!("Java {} consumer ({attempts} attempts)", self.version));
         let mut bodies: Vec<String> =
             out.stdout.lines().filter_map(|l| l.strip_prefix("RECV ")).map(str::to_string).collect();
         bodies.sort();

@@ -141,6 +141,18 @@ impl Output {
     pub fn success(&self) -> bool {
         self.status.success()
     }
+
+    /// Panics, with `what` and the whole output, unless the peer exited with 0 and printed a line `OK` (how every
+    /// peer program in tests/peers says it did all it was asked).
+    pub fn expect_ok(&self, what: &str) {
+        assert!(
+            self.success() && self.stdout.lines().any(|l| l == "OK"),
+            "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+    }
 }
 
 /// Runs `cmd` to completion with output captured in files under `dir` (no pipe can fill up), killing it after
