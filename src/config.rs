@@ -77,24 +77,38 @@ pub enum KeyOwner {
     Ours,
 }
 
+/// Whether UPDATE_NAMESRV_CONFIG (318) may change a key while the server runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// Behaviour a running name server may change (Java's NamesrvConfig switches, and Java's thread-pool sizes,
+    /// which mean nothing here).
+    Runtime,
+    /// Set at start only: files and directories, listeners, transport security, limits and every other protection.
+    /// 318 refuses them (docs/security.md).
+    Start,
+}
+
 macro_rules! config_table {
-    ($( $owner:ident $field:ident : $ty:ty = $default:expr, $name:literal; )*) => {
+    ($( $owner:ident $update:ident $field:ident : $ty:ty = $default:expr, $name:literal; )*) => {
         /// The effective configuration. Field names are the Java keys in snake case.
         #[derive(Clone, Debug, PartialEq)]
         pub struct Config {
             $( pub $field: $ty, )*
             /// Keys from the `-c` file that are not ours: kept and shown like Java does.
             pub extra: BTreeMap<String, String>,
+            /// Our own keys as the `-c` file wrote them: written back when 318 rewrites the file, so that no
+            /// setting of ours (allow-list, limits, TLS, ACL) is lost by an update.
+            pub file_ours: BTreeMap<String, String>,
         }
 
         impl Default for Config {
             fn default() -> Self {
-                Config { $( $field: $default, )* extra: BTreeMap::new() }
+                Config { $( $field: $default, )* extra: BTreeMap::new(), file_ours: BTreeMap::new() }
             }
         }
 
-        /// Every known key with its owner, in table order.
-        pub const KEYS: &[(&str, KeyOwner)] = &[ $( ($name, KeyOwner::$owner), )* ];
+        /// Every known key with its owner and update policy, in table order.
+        pub const KEYS: &[(&str, KeyOwner, Update)] = &[ $( ($name, KeyOwner::$owner, Update::$update), )* ];
 
         impl Config {
             /// Sets a known key. `Err` for an unknown key; an unparsable value is `Ok(false)` (ignored, as Java).
@@ -123,6 +137,11 @@ macro_rules! config_table {
     };
 }
 
+/// The update policy of a known key; `None` for keys not in the table.
+pub fn update_policy(key: &str) -> Option<Update> {
+    KEYS.iter().find(|(name, _, _)| *name == key).map(|(_, _, update)| *update)
+}
+
 /// An `Option` field that is `None` prints as nothing; Java omits null fields.
 fn is_unset(shown: &str, ty: &str) -> bool {
     shown.is_empty() && ty.starts_with("Option")
@@ -135,75 +154,80 @@ fn home_path(rest: &str) -> String {
 
 config_table! {
     // NamesrvConfig
-    Namesrv rocketmq_home: Option<String> = std::env::var("ROCKETMQ_HOME").ok(), "rocketmqHome";
-    Namesrv kv_config_path: String = home_path("namesrv/kvConfig.json"), "kvConfigPath";
-    Namesrv config_store_path: String = home_path("namesrv/namesrv.properties"), "configStorePath";
-    Namesrv product_env_name: String = "center".into(), "productEnvName";
-    Namesrv cluster_test: bool = false, "clusterTest";
-    Namesrv order_message_enable: bool = false, "orderMessageEnable";
-    Namesrv return_order_topic_config_to_broker: bool = true, "returnOrderTopicConfigToBroker";
-    Namesrv client_request_thread_pool_nums: i32 = 8, "clientRequestThreadPoolNums";
-    Namesrv default_thread_pool_nums: i32 = 16, "defaultThreadPoolNums";
-    Namesrv client_request_thread_pool_queue_capacity: i32 = 50000, "clientRequestThreadPoolQueueCapacity";
-    Namesrv default_thread_pool_queue_capacity: i32 = 10000, "defaultThreadPoolQueueCapacity";
-    Namesrv scan_not_active_broker_interval: i64 = 5000, "scanNotActiveBrokerInterval";
-    Namesrv un_register_broker_queue_capacity: i32 = 3000, "unRegisterBrokerQueueCapacity";
-    Namesrv support_acting_master: bool = false, "supportActingMaster";
-    Namesrv enable_all_topic_list: bool = true, "enableAllTopicList";
-    Namesrv enable_topic_list: bool = true, "enableTopicList";
-    Namesrv notify_min_broker_id_changed: bool = false, "notifyMinBrokerIdChanged";
-    Namesrv enable_controller_in_namesrv: bool = false, "enableControllerInNamesrv";
-    Namesrv need_wait_for_service: bool = false, "needWaitForService";
-    Namesrv wait_seconds_for_service: i32 = 45, "waitSecondsForService";
-    Namesrv delete_topic_with_broker_registration: bool = false, "deleteTopicWithBrokerRegistration";
-    Namesrv config_black_list: String = "configBlackList;configStorePath;kvConfigPath".into(), "configBlackList";
+    Namesrv Start rocketmq_home: Option<String> = std::env::var("ROCKETMQ_HOME").ok(), "rocketmqHome";
+    Namesrv Start kv_config_path: String = home_path("namesrv/kvConfig.json"), "kvConfigPath";
+    Namesrv Start config_store_path: String = home_path("namesrv/namesrv.properties"), "configStorePath";
+    Namesrv Runtime product_env_name: String = "center".into(), "productEnvName";
+    Namesrv Runtime cluster_test: bool = false, "clusterTest";
+    Namesrv Runtime order_message_enable: bool = false, "orderMessageEnable";
+    Namesrv Runtime return_order_topic_config_to_broker: bool = true, "returnOrderTopicConfigToBroker";
+    Namesrv Runtime client_request_thread_pool_nums: i32 = 8, "clientRequestThreadPoolNums";
+    Namesrv Runtime default_thread_pool_nums: i32 = 16, "defaultThreadPoolNums";
+    Namesrv Runtime client_request_thread_pool_queue_capacity: i32 = 50000, "clientRequestThreadPoolQueueCapacity";
+    Namesrv Runtime default_thread_pool_queue_capacity: i32 = 10000, "defaultThreadPoolQueueCapacity";
+    Namesrv Start scan_not_active_broker_interval: i64 = 5000, "scanNotActiveBrokerInterval";
+    Namesrv Runtime un_register_broker_queue_capacity: i32 = 3000, "unRegisterBrokerQueueCapacity";
+    Namesrv Runtime support_acting_master: bool = false, "supportActingMaster";
+    Namesrv Runtime enable_all_topic_list: bool = true, "enableAllTopicList";
+    Namesrv Runtime enable_topic_list: bool = true, "enableTopicList";
+    Namesrv Runtime notify_min_broker_id_changed: bool = false, "notifyMinBrokerIdChanged";
+    Namesrv Start enable_controller_in_namesrv: bool = false, "enableControllerInNamesrv";
+    Namesrv Runtime need_wait_for_service: bool = false, "needWaitForService";
+    Namesrv Runtime wait_seconds_for_service: i32 = 45, "waitSecondsForService";
+    Namesrv Runtime delete_topic_with_broker_registration: bool = false, "deleteTopicWithBrokerRegistration";
+    Namesrv Start config_black_list: String = "configBlackList;configStorePath;kvConfigPath".into(), "configBlackList";
     // NettyServerConfig
-    Netty bind_address: String = "0.0.0.0".into(), "bindAddress";
-    Netty listen_port: u16 = 9876, "listenPort";
-    Netty server_worker_threads: i32 = 8, "serverWorkerThreads";
-    Netty server_callback_executor_threads: i32 = 0, "serverCallbackExecutorThreads";
-    Netty server_selector_threads: i32 = 3, "serverSelectorThreads";
-    Netty server_oneway_semaphore_value: i32 = 256, "serverOnewaySemaphoreValue";
-    Netty server_async_semaphore_value: i32 = 64, "serverAsyncSemaphoreValue";
-    Netty server_channel_max_idle_time_seconds: i32 = 120, "serverChannelMaxIdleTimeSeconds";
-    Netty server_socket_snd_buf_size: i32 = 0, "serverSocketSndBufSize";
-    Netty server_socket_rcv_buf_size: i32 = 0, "serverSocketRcvBufSize";
-    Netty write_buffer_high_water_mark: i32 = 0, "writeBufferHighWaterMark";
-    Netty write_buffer_low_water_mark: i32 = 0, "writeBufferLowWaterMark";
-    Netty server_socket_backlog: i32 = 1024, "serverSocketBacklog";
-    Netty server_netty_worker_group_enable: bool = true, "serverNettyWorkerGroupEnable";
-    Netty server_pooled_byte_buf_allocator_enable: bool = true, "serverPooledByteBufAllocatorEnable";
-    Netty enable_shutdown_gracefully: bool = false, "enableShutdownGracefully";
-    Netty shutdown_wait_time_seconds: i32 = 30, "shutdownWaitTimeSeconds";
-    Netty use_epoll_native_selector: bool = false, "useEpollNativeSelector";
+    Netty Start bind_address: String = "0.0.0.0".into(), "bindAddress";
+    Netty Start listen_port: u16 = 9876, "listenPort";
+    Netty Start server_worker_threads: i32 = 8, "serverWorkerThreads";
+    Netty Start server_callback_executor_threads: i32 = 0, "serverCallbackExecutorThreads";
+    Netty Start server_selector_threads: i32 = 3, "serverSelectorThreads";
+    Netty Start server_oneway_semaphore_value: i32 = 256, "serverOnewaySemaphoreValue";
+    Netty Start server_async_semaphore_value: i32 = 64, "serverAsyncSemaphoreValue";
+    Netty Start server_channel_max_idle_time_seconds: i32 = 120, "serverChannelMaxIdleTimeSeconds";
+    Netty Start server_socket_snd_buf_size: i32 = 0, "serverSocketSndBufSize";
+    Netty Start server_socket_rcv_buf_size: i32 = 0, "serverSocketRcvBufSize";
+    Netty Start write_buffer_high_water_mark: i32 = 0, "writeBufferHighWaterMark";
+    Netty Start write_buffer_low_water_mark: i32 = 0, "writeBufferLowWaterMark";
+    Netty Start server_socket_backlog: i32 = 1024, "serverSocketBacklog";
+    Netty Start server_netty_worker_group_enable: bool = true, "serverNettyWorkerGroupEnable";
+    Netty Start server_pooled_byte_buf_allocator_enable: bool = true, "serverPooledByteBufAllocatorEnable";
+    Netty Runtime enable_shutdown_gracefully: bool = false, "enableShutdownGracefully";
+    Netty Runtime shutdown_wait_time_seconds: i32 = 30, "shutdownWaitTimeSeconds";
+    Netty Start use_epoll_native_selector: bool = false, "useEpollNativeSelector";
     // Ours
-    Ours reactor_threads: usize = 0, "reactorThreads";
-    Ours pin_threads: bool = true, "pinThreads";
-    Ours max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
-    Ours writer_queue_capacity: usize = 65536, "writerQueueCapacity";
-    Ours max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
-    Ours route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
-    Ours decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
-    Ours http_address: String = String::new(), "httpAddress";
-    Ours route_snapshot_path: String = String::new(), "routeSnapshotPath";
-    Ours route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
+    Ours Start reactor_threads: usize = 0, "reactorThreads";
+    Ours Start pin_threads: bool = true, "pinThreads";
+    Ours Start max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
+    Ours Start writer_queue_capacity: usize = 65536, "writerQueueCapacity";
+    Ours Start max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
+    Ours Start route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
+    Ours Start decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
+    Ours Start http_address: String = String::new(), "httpAddress";
+    Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
+    Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
     // start only. `tls.config.file` (if it exists) overrides the others except the mode, as Java's does.
-    Ours tls_server_mode: String = "permissive".into(), "tls.server.mode";
-    Ours tls_test_mode_enable: bool = true, "tls.test.mode.enable";
-    Ours tls_server_cert_path: String = String::new(), "tls.server.certPath";
-    Ours tls_server_key_path: String = String::new(), "tls.server.keyPath";
-    Ours tls_server_key_password: String = String::new(), "tls.server.keyPassword";
-    Ours tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
-    Ours tls_server_auth_client: bool = false, "tls.server.authClient";
-    Ours tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
-    Ours tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
+    Ours Start tls_server_mode: String = "permissive".into(), "tls.server.mode";
+    Ours Start tls_test_mode_enable: bool = true, "tls.test.mode.enable";
+    Ours Start tls_server_cert_path: String = String::new(), "tls.server.certPath";
+    Ours Start tls_server_key_path: String = String::new(), "tls.server.keyPath";
+    Ours Start tls_server_key_password: String = String::new(), "tls.server.keyPassword";
+    Ours Start tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
+    Ours Start tls_server_auth_client: bool = false, "tls.server.authClient";
+    Ours Start tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
+    Ours Start tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
     // Limits (docs/decisions/0006). 0 = unlimited where noted.
-    Ours max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
-    Ours max_connections: usize = 100_000, "maxConnections";
-    Ours max_pending_write_bytes: usize = 16 * 1024 * 1024, "maxPendingWriteBytes";
-    Ours slow_reader_close_seconds: i64 = 30, "slowReaderCloseSeconds";
-    Ours admin_allow_list: crate::allow_list::AllowList = Default::default(), "adminAllowList";
+    Ours Start max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
+    Ours Start max_connections: usize = 100_000, "maxConnections";
+    Ours Start max_pending_write_bytes: usize = 16 * 1024 * 1024, "maxPendingWriteBytes";
+    Ours Start slow_reader_close_seconds: i64 = 30, "slowReaderCloseSeconds";
+    Ours Start admin_allow_list: crate::allow_list::AllowList = Default::default(), "adminAllowList";
+    // Authentication (docs/security.md): the broker's key name, and the 4.x account file.
+    Ours Start acl_enable: bool = false, "aclEnable";
+    Ours Start acl_file: String = String::new(), "aclFile";
+    // The audit trail (target `audit`) to a file of its own, appended; empty = with the other logs.
+    Ours Start audit_log_path: String = String::new(), "auditLogPath";
 }
 
 /// Why a configuration could not be loaded.
@@ -234,6 +258,11 @@ impl Config {
         }
         let mut config = Config::default();
         let warnings = config.apply(&pairs);
+        for (k, v) in &pairs {
+            if KEYS.iter().any(|(name, owner, _)| name == k && *owner == KeyOwner::Ours) {
+                config.file_ours.insert(k.clone(), v.trim().to_string());
+            }
+        }
         config.config_store_path = path.to_string_lossy().into_owned();
         Ok((config, warnings))
     }
@@ -258,7 +287,7 @@ impl Config {
     /// own keys are never listed (they are not Java's, so the answer stays Java's); `-p` shows them.
     pub fn java_entries(&self) -> Vec<(String, String)> {
         let mut out: BTreeMap<String, String> = self.extra.clone();
-        for (name, owner) in KEYS {
+        for (name, owner, _) in KEYS {
             if *owner == KeyOwner::Ours {
                 continue;
             }
@@ -272,7 +301,7 @@ impl Config {
     /// Every key including ours, sorted: what `-p` prints.
     pub fn all_entries(&self) -> Vec<(String, String)> {
         let mut out: BTreeMap<String, String> = self.java_entries().into_iter().collect();
-        for (name, owner) in KEYS {
+        for (name, owner, _) in KEYS {
             if *owner == KeyOwner::Ours {
                 if let Some(v) = self.get(name) {
                     out.insert((*name).to_string(), v);
@@ -282,19 +311,31 @@ impl Config {
         out.into_iter().collect()
     }
 
-    /// UPDATE_NAMESRV_CONFIG's black list: the fixed keys plus the `configBlackList` setting.
-    pub fn black_list(&self) -> Vec<String> {
-        // adminAllowList is ours: if a peer could change it with a write, the list would protect nothing.
-        let mut list: Vec<String> =
-            ["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome", "adminAllowList"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-        // Not Java's (its 318 ignores tls.* keys), but a remote update must not be able to change the transport
-        // security of the next start.
-        list.extend(KEYS.iter().filter(|(k, _)| k.starts_with("tls.")).map(|(k, _)| k.to_string()));
-        list.extend(self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
-        list
+    /// What UPDATE_NAMESRV_CONFIG writes to `configStorePath`: what Java writes (every Java key and the extra keys)
+    /// plus our own keys exactly as the `-c` file had them. 318 cannot change our keys, so reading the file back
+    /// gives the same configuration plus the update.
+    pub fn persisted_entries(&self) -> Vec<(String, String)> {
+        let mut out: BTreeMap<String, String> = self.java_entries().into_iter().collect();
+        out.extend(self.file_ours.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.into_iter().collect()
+    }
+
+    /// The keys of an UPDATE_NAMESRV_CONFIG that must be refused, sorted and without repeats: every known key that
+    /// is not runtime-updatable (files, listeners, limits, TLS, ACL, …), and every key of the `configBlackList`
+    /// setting (Java's own list; an operator may add to it). Keys nobody knows are not refused: Java ignores them
+    /// and answers SUCCESS, and so do we. The extra keys of the `-c` file may be updated (Java keeps and rewrites
+    /// them; they mean nothing to us).
+    pub fn refused_updates<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let configured: Vec<&str> =
+            self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let mut refused: Vec<String> = keys
+            .into_iter()
+            .filter(|k| configured.contains(k) || update_policy(k) == Some(Update::Start))
+            .map(String::from)
+            .collect();
+        refused.sort();
+        refused.dedup();
+        refused
     }
 
     /// `needWaitForService`: routes are refused until `waitSecondsForService` have passed since start.
@@ -355,14 +396,65 @@ mod tests {
     }
 
     #[test]
-    fn black_list_has_fixed_and_configured_keys() {
-        let c = Config { config_black_list: "listenPort;".into(), ..Config::default() };
-        let bl = c.black_list();
-        assert!(bl.contains(&"kvConfigPath".to_string()));
-        assert!(bl.contains(&"rocketmqHome".to_string()));
-        assert!(bl.contains(&"listenPort".to_string()));
-        assert!(bl.contains(&"tls.server.mode".to_string()));
-        assert!(bl.contains(&"adminAllowList".to_string()), "no request may open the allow-list");
+    fn only_runtime_keys_may_be_updated() {
+        let c = Config {
+            config_black_list: "configBlackList;configStorePath;kvConfigPath;productEnvName".into(),
+            ..Config::default()
+        };
+        let ask = |keys: &[&str]| c.refused_updates(keys.iter().copied());
+        // Java's own black list, and what an operator adds to it.
+        assert_eq!(
+            ask(&["kvConfigPath", "configStorePath", "configBlackList"]),
+            ["configBlackList", "configStorePath", "kvConfigPath"]
+        );
+        assert_eq!(ask(&["productEnvName"]), ["productEnvName"]);
+        // Files, listeners, limits, TLS, ACL and the allow-list: refused, whatever configBlackList says.
+        for key in [
+            "rocketmqHome",
+            "routeSnapshotPath",
+            "auditLogPath",
+            "aclFile",
+            "tls.server.certPath",
+            "listenPort",
+            "bindAddress",
+            "httpAddress",
+            "adminAllowList",
+            "aclEnable",
+            "tls.server.mode",
+            "maxInflatedBody",
+            "maxTopicsPerRegistration",
+            "maxConnections",
+            "maxFrameLength",
+            "serverChannelMaxIdleTimeSeconds",
+            "scanNotActiveBrokerInterval",
+            "enableControllerInNamesrv",
+            "reactorThreads",
+        ] {
+            assert_eq!(ask(&[key]), [key], "{key} must not be runtime-updatable");
+        }
+        // Behaviour switches, and keys nobody knows (Java ignores them): not refused.
+        assert!(ask(&["orderMessageEnable", "enableTopicList", "supportActingMaster", "noSuchKey"]).is_empty());
+        // Every key has a policy, and every runtime key is one of Java's.
+        for (name, owner, update) in KEYS {
+            assert!(*update == Update::Start || *owner != KeyOwner::Ours, "{name}: our keys are start-only");
+        }
+    }
+
+    #[test]
+    fn persisted_file_keeps_our_keys_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("namesrv.properties");
+        std::fs::write(&path, "adminAllowList=127.0.0.1\nmaxConnections=7\nunknownKey=u\nlistenPort=9999\n").unwrap();
+        let (mut c, _) = Config::from_file(&path).unwrap();
+        c.set("orderMessageEnable", "true").unwrap();
+        let persisted = c.persisted_entries();
+        let get = |k: &str| persisted.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("adminAllowList"), Some("127.0.0.1"));
+        assert_eq!(get("maxConnections"), Some("7"));
+        assert_eq!(get("unknownKey"), Some("u"));
+        assert_eq!(get("listenPort"), Some("9999"));
+        assert_eq!(get("orderMessageEnable"), Some("true"));
+        assert_eq!(get("reactorThreads"), None, "our keys the file did not set stay unset");
     }
 
     #[test]

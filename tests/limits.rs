@@ -372,11 +372,12 @@ fn allow_list_with_loopback_accepts_writes_and_cannot_be_changed_by_request() {
     assert_eq!(c.request(register(&BROKER, &topics("allowed", 2))).code, ResponseCode::SUCCESS);
     assert_eq!(c.request(kv_put()).code, ResponseCode::SUCCESS);
     assert_eq!(route(&mut c, "allowed-000000").code, ResponseCode::SUCCESS);
-    // UPDATE_NAMESRV_CONFIG may not open (or close) the list: it is on the black list.
+    // UPDATE_NAMESRV_CONFIG may not open (or close) the list: it is not runtime-updatable.
     for body in ["adminAllowList=", "adminAllowList=0.0.0.0/0", "orderMessageEnable=true\nadminAllowList=::/0"] {
         let r = c.request(new_cmd(C::UPDATE_NAMESRV_CONFIG).with_body(body.as_bytes().to_vec()));
         assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{body}");
-        assert_eq!(r.remark.as_deref(), Some("Can not update config in black list."));
+        let remark = "Can not update config in black list. Not changeable at runtime: adminAllowList";
+        assert_eq!(r.remark.as_deref(), Some(remark));
     }
     let config = fx.server.snapshot().config.clone();
     assert_eq!(config.admin_allow_list.to_string(), "10.0.0.0/8,127.0.0.0/8");

@@ -349,7 +349,7 @@ impl Writer {
         }
         if dirty.config {
             let path = PathBuf::from(&self.config.config_store_path);
-            let text = crate::protocol::props::write(&self.config.java_entries());
+            let text = crate::protocol::props::write(&self.config.persisted_entries());
             persist::save_atomic(&path, text.as_bytes()).map_err(|e| {
                 warn!(path = %path.display(), error = %e, "cannot persist config");
                 format!("persist config to {} failed: {e}", path.display())
