@@ -338,6 +338,22 @@ impl Config {
         refused
     }
 
+    /// The account file of `aclEnable`: `aclFile` (relative to `rocketmqHome` unless absolute), or
+    /// `<rocketmqHome>/conf/plain_acl.yml` where Java's broker looks for it.
+    pub fn acl_path(&self) -> Result<PathBuf, String> {
+        let home = self.rocketmq_home.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(PathBuf::from);
+        let file = self.acl_file.trim();
+        match (file, home) {
+            ("", Some(home)) => Ok(home.join("conf/plain_acl.yml")),
+            ("", None) => {
+                Err("aclEnable=true needs aclFile, rocketmqHome or ROCKETMQ_HOME to find plain_acl.yml".into())
+            }
+            (f, _) if Path::new(f).is_absolute() => Ok(PathBuf::from(f)),
+            (f, Some(home)) => Ok(home.join(f)),
+            (f, None) => Ok(PathBuf::from(f)),
+        }
+    }
+
     /// `needWaitForService`: routes are refused until `waitSecondsForService` have passed since start.
     pub fn waiting_for_service(&self, ms_since_start: i64) -> bool {
         self.need_wait_for_service && ms_since_start < i64::from(self.wait_seconds_for_service) * 1000

@@ -39,6 +39,7 @@ pub struct Decoder {
     pub reactors: Vec<ReactorLink>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
+    pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
 }
 
 impl Decoder {
@@ -57,6 +58,7 @@ impl Decoder {
     /// The handler's verdict: a completion for the reactor now, or None when the writer will send it.
     fn handle(&self, job: &Job, no_cache: &RefCell<RouteCache>) -> Option<Completion> {
         let snapshot = self.cell.load();
+        let acl = self.acl.as_ref().map(|a| a.load());
         let ctx = Ctx {
             conn: job.conn,
             peer: job.peer.ip(),
@@ -64,6 +66,7 @@ impl Decoder {
             now_ms: self.clock.now_ms(),
             started_ms: self.started_ms,
             route_cache: no_cache,
+            acl: acl.as_deref().map(|a| &**a),
         };
         let req = &job.request;
         let reply = |response: RemotingCommand| Completion::Reply {
@@ -72,14 +75,15 @@ impl Decoder {
             response,
             received: job.received,
         };
-        match handlers::dispatch_guarded(&ctx, req) {
+        let handlers::Dispatched { action, account } = handlers::dispatch_guarded(&ctx, req);
+        match action {
             Action::Reply(r) => Some(reply(r)),
             Action::Refused(response, limit) => {
                 Some(Completion::Refused { conn: job.conn, code: req.code, response, limit, received: job.received })
             }
             // Received when the reactor read it, so the latency metric includes the wait here.
             Action::Write(op) => {
-                let origin = Origin { received: job.received, ..Origin::new(job.conn, req) };
+                let origin = Origin { received: job.received, ..Origin::new(job.conn, req, job.peer.ip(), account) };
                 command::submit(&self.writer, WriteCommand { origin, op }).err().map(reply)
             }
         }

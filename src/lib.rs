@@ -36,7 +36,10 @@
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
 
+pub mod acl;
+pub mod acl_reload;
 pub mod allow_list;
+pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;

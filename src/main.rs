@@ -48,12 +48,6 @@ fn main() -> ExitCode {
     if let Some(Command::Admin(admin)) = args.command {
         return namesrv::cli::run(admin);
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-
     let (mut config, mut warnings) = match &args.config_file {
         Some(path) => match Config::from_file(path) {
             Ok(c) => c,
@@ -70,12 +64,19 @@ fn main() -> ExitCode {
             _ => warnings.push(format!("ignoring -D{prop}: only tls.* settings are read as system properties")),
         }
     }
-    for w in &warnings {
-        warn!("{w}");
-    }
     if args.print_config_item {
+        for w in &warnings {
+            eprintln!("mqnamesrv: warning: {w}");
+        }
         print!("{}", props::write(&config.all_entries()));
         return ExitCode::SUCCESS;
+    }
+    if let Err(e) = init_logging(&config) {
+        eprintln!("mqnamesrv: {e}");
+        return ExitCode::from(2);
+    }
+    for w in &warnings {
+        warn!("{w}");
     }
 
     let handle = match namesrv::server::start(config) {
@@ -107,4 +108,39 @@ fn main() -> ExitCode {
     let complete = handle.shutdown_gracefully();
     info!(complete, "stopped");
     ExitCode::SUCCESS
+}
+
+/// Logs to stderr (`RUST_LOG` filters, default `info`); with `auditLogPath`, the audit trail (target `audit`) goes
+/// to that file instead, appended, one line per event.
+fn init_logging(config: &Config) -> Result<(), String> {
+    use tracing_subscriber::filter::{filter_fn, EnvFilter};
+    use tracing_subscriber::prelude::*;
+
+    let env = || EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let path = config.audit_log_path.trim();
+    let audit_file = match path {
+        "" => None,
+        p => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| format!("cannot open auditLogPath {p}: {e}"))?,
+        ),
+    };
+    let to_file = audit_file.is_some();
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(env())
+        .with_filter(filter_fn(move |m| !(to_file && m.target() == namesrv::audit::TARGET)));
+    let audit = audit_file.map(|f| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::sync::Mutex::new(f))
+            .with_ansi(false)
+            .with_filter(env())
+            .with_filter(filter_fn(|m| m.target() == namesrv::audit::TARGET))
+    });
+    tracing_subscriber::registry().with(stderr).with(audit).init();
+    Ok(())
 }

@@ -147,16 +147,26 @@ impl WriterMetrics {
     }
 }
 
+/// The account file's counters (`aclEnable`); refusals are `namesrv_limit_hits_total{limit="acl"}`.
+#[derive(Default)]
+pub struct AclMetrics {
+    pub enabled: std::sync::atomic::AtomicBool,
+    pub accounts: AtomicU64,
+    pub reloads: AtomicU64,
+    pub reload_failures: AtomicU64,
+}
+
 /// Everything `/metrics` shows.
 #[derive(Default, Clone)]
 pub struct Metrics {
     pub reactors: Vec<Arc<ReactorMetrics>>,
     pub writer: Arc<WriterMetrics>,
+    pub acl: Arc<AclMetrics>,
 }
 
 impl Metrics {
     pub fn new(reactors: usize) -> Metrics {
-        Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), writer: Arc::default() }
+        Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), ..Metrics::default() }
     }
 
     /// How often peers went over `limit`, summed over the reactors.
@@ -206,6 +216,14 @@ impl Metrics {
         for limit in Limit::ALL {
             let _ = writeln!(o, "namesrv_limit_hits_total{{limit=\"{}\"}} {}", limit.name(), self.limit_hits(limit));
         }
+        let acl = &self.acl;
+        let on = u8::from(acl.enabled.load(Relaxed));
+        metric(&mut o, "namesrv_acl_enabled", "gauge", "1 when requests must be signed (aclEnable).", on);
+        metric(&mut o, "namesrv_acl_accounts", "gauge", "Accounts in the ACL file.", acl.accounts.load(Relaxed));
+        let reloads = acl.reloads.load(Relaxed);
+        metric(&mut o, "namesrv_acl_reloads_total", "counter", "Changed ACL files taken into use.", reloads);
+        let failed = acl.reload_failures.load(Relaxed);
+        metric(&mut o, "namesrv_acl_reload_failures_total", "counter", "Changed ACL files refused.", failed);
 
         let w = &self.writer;
         metric(&mut o, "namesrv_brokers", "gauge", "Live brokers.", w.live_brokers.load(Relaxed));

@@ -40,6 +40,10 @@ pub enum StartError {
     Http { addr: String, reason: String },
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("{0}")]
+    AclPath(String),
+    #[error(transparent)]
+    Acl(#[from] crate::acl_reload::AclFileError),
 }
 
 /// A running server.
@@ -48,6 +52,8 @@ pub struct ServerHandle {
     cell: Arc<ArcSwap<Snapshot>>,
     shutdown: Arc<AtomicBool>,
     stop_writer: Sender<()>,
+    /// Dropped at stop: ends the ACL reload thread.
+    stop_acl: Option<Sender<()>>,
     wakers: Vec<Arc<mio::Waker>>,
     threads: Vec<JoinHandle<()>>,
     http: Option<Arc<tiny_http::Server>>,
@@ -111,6 +117,7 @@ impl ServerHandle {
             let _ = w.wake();
         }
         let _ = self.stop_writer.send(());
+        self.stop_acl.take();
         if let Some(h) = &self.http {
             h.unblock();
         }
@@ -155,6 +162,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             tiny_http::Server::http(addr).map_err(|e| StartError::Http { addr: addr.into(), reason: e.to_string() })?,
         )),
     };
+    let (acl, reloader) = load_acl(&config, &metrics)?;
     let http_ctx = HttpContext {
         cell: cell.clone(),
         metrics: metrics.clone(),
@@ -188,6 +196,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         tls,
+        acl: acl.clone(),
     };
 
     let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
@@ -216,6 +225,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         reactors: links.clone(),
         clock: clock.clone(),
         started_ms: shared.started_ms,
+        acl,
     };
     drop(shared);
 
@@ -232,41 +242,31 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         }
     }
     let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
-    threads.push(
-        std::thread::Builder::new()
-            .name("namesrv-writer".into())
-            .spawn(move || writer.run(inputs))
-            .map_err(StartError::Thread)?,
-    );
-    threads.push(
-        std::thread::Builder::new()
-            .name("namesrv-decoder".into())
-            .spawn(move || decoder.run())
-            .map_err(StartError::Thread)?,
-    );
+    threads.push(critical("namesrv-writer".into(), move || writer.run(inputs))?);
+    threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
     for (i, reactor) in built.into_iter().enumerate() {
         let core = if cores.is_empty() { None } else { Some(cores[i % cores.len()]) };
-        let t = std::thread::Builder::new()
-            .name(format!("namesrv-reactor-{i}"))
-            .spawn(move || {
-                if let Some(core) = core {
-                    if !core_affinity::set_for_current(core) {
-                        warn!(reactor = i, "cannot pin reactor thread to its core");
-                    }
+        threads.push(critical(format!("namesrv-reactor-{i}"), move || {
+            if let Some(core) = core {
+                if !core_affinity::set_for_current(core) {
+                    warn!(reactor = i, "cannot pin reactor thread to its core");
                 }
-                reactor.run()
-            })
-            .map_err(StartError::Thread)?;
-        threads.push(t);
+            }
+            reactor.run()
+        })?);
     }
     if let Some(server) = &http {
         let server = server.clone();
-        let t = std::thread::Builder::new()
-            .name("namesrv-http".into())
-            .spawn(move || http::serve(server, http_ctx))
-            .map_err(StartError::Thread)?;
-        threads.push(t);
+        threads.push(critical("namesrv-http".into(), move || http::serve(server, http_ctx))?);
     }
+    let stop_acl = match reloader {
+        Some(reloader) => {
+            let (tx, rx) = bounded::<()>(1);
+            threads.push(critical("namesrv-acl-reload".into(), move || reloader.run(rx))?);
+            Some(tx)
+        }
+        None => None,
+    };
     info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
     // Java waits shutdownWaitTimeSeconds only with enableShutdownGracefully; we always let in-flight work finish,
     // bounded by that setting or 5 s.
@@ -277,6 +277,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         cell,
         shutdown,
         stop_writer: stop_tx,
+        stop_acl,
         wakers,
         threads,
         http,
@@ -289,6 +290,45 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
     }
     Ok(handle)
+}
+
+/// Runs `body` on a thread of its own that the process cannot live without. If it panics, the process exits
+/// (code 70): answering routes from a snapshot nobody updates any more, while `/health` says ok, is worse than a
+/// restart by the service manager, after which brokers re-register within their 30 s period.
+fn critical(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {
+    let thread = name.clone();
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
+                tracing::error!(
+                    thread,
+                    "thread panicked; exiting so that the service manager restarts the name server"
+                );
+                std::process::exit(EXIT_THREAD_PANICKED);
+            }
+        })
+        .map_err(StartError::Thread)
+}
+
+/// The exit code when a critical thread panicked (EX_SOFTWARE).
+pub const EXIT_THREAD_PANICKED: i32 = 70;
+
+/// `aclEnable`: the accounts as loaded now, and the thread state that keeps them current.
+type AclParts = (Option<Arc<ArcSwap<crate::acl::Acl>>>, Option<crate::acl_reload::Reloader>);
+
+fn load_acl(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> {
+    if !config.acl_enable {
+        return Ok((None, None));
+    }
+    let path = config.acl_path().map_err(StartError::AclPath)?;
+    let (acl, seen) = crate::acl_reload::load(&path)?;
+    info!(path = %path.display(), accounts = acl.accounts.len(), white = acl.global_white.len(), "ACL enabled");
+    metrics.acl.enabled.store(true, Ordering::Relaxed);
+    metrics.acl.accounts.store(acl.accounts.len() as u64, Ordering::Relaxed);
+    let cell = Arc::new(ArcSwap::from_pointee(acl));
+    let reloader = crate::acl_reload::Reloader { path, cell: cell.clone(), metrics: metrics.acl.clone(), seen };
+    Ok((Some(cell), Some(reloader)))
 }
 
 fn addr_text(config: &Config) -> String {

@@ -6,6 +6,7 @@ mod support;
 use std::fs;
 use std::path::Path;
 
+use namesrv::acl::signature;
 use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use namesrv::server;
@@ -116,4 +117,156 @@ fn config_file_keeps_every_key_across_an_update_and_a_restart() {
     assert_eq!(after.max_connections, 500);
     assert!(warnings.iter().all(|w| w.contains("someoneElsesKey")), "{warnings:?}");
     assert_eq!(fs::read_to_string(file.with_extension("properties.bak")).unwrap(), original);
+}
+
+// ---- aclEnable: AccessKey/Signature authentication ----
+
+const ACCOUNTS: &str = "globalWhiteRemoteAddresses:\n  - 10.10.103.*\naccounts:\n  \
+    - accessKey: reader01\n    secretKey: reader-secret\n    admin: false\n  \
+    - accessKey: admin001\n    secretKey: admin-secret\n    admin: true\n  \
+    - accessKey: faraway1\n    secretKey: faraway-secret\n    admin: true\n    whiteRemoteAddress: 192.168.1.*\n";
+
+/// `cmd` signed as `AclClientRPCHook` signs it.
+fn signed(cmd: RemotingCommand, access_key: &str, secret: &str) -> RemotingCommand {
+    let cmd = cmd.with_ext(signature::ACCESS_KEY, access_key);
+    let sig = signature::sign(cmd.ext_fields.as_ref().expect("has AccessKey"), &cmd.body, secret.as_bytes());
+    cmd.with_ext(signature::SIGNATURE, sig)
+}
+
+/// An in-process server with `aclEnable=true`; its account file lives in a directory of its own.
+struct AclServer {
+    fx: InProc,
+    file: std::path::PathBuf,
+    _accounts: tempfile::TempDir,
+}
+
+fn with_acl(accounts: &str) -> AclServer {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain_acl.yml");
+    fs::write(&file, accounts).unwrap();
+    let fx = InProc::start(|c| {
+        c.acl_enable = true;
+        c.acl_file = file.to_string_lossy().into_owned();
+    });
+    AclServer { fx, file, _accounts: dir }
+}
+
+fn route_req(topic: &str) -> RemotingCommand {
+    new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic)
+}
+
+fn put_kv(value: &str) -> RemotingCommand {
+    new_cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", "NS").with_ext("key", "k").with_ext("value", value)
+}
+
+fn get_kv(c: &mut Client) -> Option<String> {
+    let r = c.request(signed(
+        new_cmd(RequestCode::GET_KV_CONFIG).with_ext("namespace", "NS").with_ext("key", "k"),
+        "reader01",
+        "reader-secret",
+    ));
+    r.ext("value").map(String::from)
+}
+
+#[test]
+fn acl_requires_signatures_for_reads_and_admin_accounts_for_writes() {
+    let AclServer { fx, _accounts: _keep, .. } = with_acl(ACCOUNTS);
+    let mut c = fx.client();
+    let acl_hits = || fx.server.metrics().limit_hits(namesrv::handlers::Limit::Acl);
+
+    // 127.0.0.1 is not on the trusted network: an unsigned read is refused.
+    let r = c.request(route_req("T"));
+    assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{r:?}");
+    assert_eq!(r.remark.as_deref(), Some("[ACL] no AccessKey: this name server requires signed requests"));
+    // Signed by a known account: served (the topic does not exist, which is the handler's own answer).
+    let r = c.request(signed(route_req("T"), "reader01", "reader-secret"));
+    assert_eq!(r.code, ResponseCode::TOPIC_NOT_EXIST, "{r:?}");
+    // A wrong secret, an unknown account, a tampered request.
+    let r = c.request(signed(route_req("T"), "reader01", "guessed-secret"));
+    assert_eq!((r.code, r.remark.as_deref()), (16, Some("[ACL] signature check failed for account \"reader01\"")));
+    let r = c.request(signed(route_req("T"), "nobody01", "reader-secret"));
+    assert_eq!((r.code, r.remark.as_deref()), (16, Some("[ACL] no account \"nobody01\"")));
+    let r = c.request(signed(route_req("T"), "reader01", "reader-secret").with_ext("topic", "Other"));
+    assert_eq!(r.code, 16, "a field changed after signing: {r:?}");
+    let r = c.request(signed(put_kv("v"), "reader01", "reader-secret").with_body(b"extra".to_vec()));
+    assert_eq!(r.code, 16, "a body added after signing: {r:?}");
+
+    // Writes: a reader may not, an admin may; nothing of a refused write is applied.
+    let r = c.request(signed(put_kv("by-reader"), "reader01", "reader-secret"));
+    assert_eq!((r.code, r.remark.as_deref()), (16, Some("[ACL] account \"reader01\" is not an admin account")));
+    assert_eq!(get_kv(&mut c), None);
+    assert_eq!(c.request(signed(put_kv("by-admin"), "admin001", "admin-secret")).code, ResponseCode::SUCCESS);
+    assert_eq!(get_kv(&mut c).as_deref(), Some("by-admin"));
+    let wipe = new_cmd(RequestCode::WIPE_WRITE_PERM_OF_BROKER).with_ext("brokerName", "b");
+    assert_eq!(c.request(signed(wipe.clone(), "reader01", "reader-secret")).code, 16);
+    assert_eq!(c.request(signed(wipe, "admin001", "admin-secret")).code, ResponseCode::SUCCESS);
+    // An admin account tied to another network is refused here even with the right secret.
+    let r = c.request(signed(put_kv("far"), "faraway1", "faraway-secret"));
+    assert_eq!(r.remark.as_deref(), Some("[ACL] account \"faraway1\" may not be used from this address"));
+    // The config update path is a write like the others.
+    let update = new_cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(b"orderMessageEnable=true\n".to_vec());
+    assert_eq!(c.request(update).code, 16);
+    assert!(!fx.server.snapshot().config.order_message_enable);
+    assert_eq!(acl_hits(), 9, "every refusal counted");
+}
+
+#[test]
+fn acl_trusts_the_global_white_list_without_signatures() {
+    let AclServer { fx, _accounts: _keep, .. } = with_acl(&ACCOUNTS.replace("10.10.103.*", "127.0.0.*"));
+    let mut c = fx.client();
+    let broker = support::registration::Broker { cluster: "C", name: "b", addr: "127.0.0.1:10911", id: 0 };
+    let r = c.request(broker.register(&["T1", "T2"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
+    assert_eq!(c.request(route_req("T1")).code, ResponseCode::SUCCESS);
+    assert_eq!(c.request(put_kv("trusted")).code, ResponseCode::SUCCESS);
+}
+
+/// Waits for a counter to move: the reload thread looks at the file every half second.
+fn wait_for_counter(what: &str, counter: impl Fn() -> u64, past: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while counter() <= past {
+        assert!(std::time::Instant::now() < deadline, "{what} did not happen within 10 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_changed_account_file_takes_effect_and_a_broken_one_keeps_the_last_good_accounts() {
+    let AclServer { fx, file, _accounts: _keep } = with_acl(ACCOUNTS);
+    let mut c = fx.client();
+    let acl = fx.server.metrics().acl.clone();
+    let newcomer = || signed(route_req("T"), "newcomer", "newcomer-secret");
+    assert_eq!(c.request(newcomer()).code, 16);
+
+    let reloads = acl.reloads.load(std::sync::atomic::Ordering::Relaxed);
+    let added = format!("{ACCOUNTS}  - accessKey: newcomer\n    secretKey: newcomer-secret\n");
+    fs::write(&file, &added).unwrap();
+    wait_for_counter("reload", || acl.reloads.load(std::sync::atomic::Ordering::Relaxed), reloads);
+    assert_eq!(c.request(newcomer()).code, ResponseCode::TOPIC_NOT_EXIST);
+
+    let failures = acl.reload_failures.load(std::sync::atomic::Ordering::Relaxed);
+    fs::write(&file, "accounts:\n  - accessKey: short\n").unwrap();
+    wait_for_counter("refused reload", || acl.reload_failures.load(std::sync::atomic::Ordering::Relaxed), failures);
+    assert_eq!(c.request(newcomer()).code, ResponseCode::TOPIC_NOT_EXIST, "last good accounts kept");
+    let metrics = fx.server.metrics().render(&fx.server.snapshot(), 0);
+    assert!(metrics.contains("namesrv_acl_reload_failures_total 1"), "{metrics}");
+    assert!(metrics.contains("namesrv_acl_accounts 4"), "{metrics}");
+}
+
+#[test]
+fn acl_without_a_usable_account_file_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.yml");
+    let mut config = support::inproc::loopback_config(dir.path());
+    config.acl_enable = true;
+    config.acl_file = missing.to_string_lossy().into_owned();
+    let e = server::start(config.clone()).err().expect("no account file, no start").to_string();
+    assert!(e.contains("cannot read ACL file") && e.contains("missing.yml"), "{e}");
+    fs::write(&missing, "accounts:\n  - accessKey: rocketmq2\n    secretKey: short\n").unwrap();
+    let e = server::start(config.clone()).err().expect("broken file, no start").to_string();
+    assert!(e.contains("invalid ACL file") && e.contains("longer than six"), "{e}");
+    config.acl_file = String::new();
+    config.rocketmq_home = None;
+    let e = server::start(config).err().expect("no place to look").to_string();
+    assert!(e.contains("rocketmqHome"), "{e}");
 }

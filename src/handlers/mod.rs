@@ -13,6 +13,7 @@ pub mod topic;
 
 use std::net::IpAddr;
 
+use crate::acl::Caller;
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::state::{ConnId, Snapshot};
 use crate::writer::command::WriteOp;
@@ -29,6 +30,8 @@ pub struct Ctx<'a> {
     pub started_ms: i64,
     /// The reactor's encoded routes (its own; never shared between threads).
     pub route_cache: &'a std::cell::RefCell<route_cache::RouteCache>,
+    /// The accounts, when `aclEnable=true`.
+    pub acl: Option<&'a crate::acl::Acl>,
 }
 
 /// A handler's verdict.
@@ -47,6 +50,7 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     AdminAllowList,
+    Acl,
     TopicsPerRegistration,
     InflatedBody,
     Connections,
@@ -55,8 +59,9 @@ pub enum Limit {
 }
 
 impl Limit {
-    pub const ALL: [Limit; 6] = [
+    pub const ALL: [Limit; 7] = [
         Limit::AdminAllowList,
+        Limit::Acl,
         Limit::TopicsPerRegistration,
         Limit::InflatedBody,
         Limit::Connections,
@@ -68,6 +73,7 @@ impl Limit {
     pub fn name(self) -> &'static str {
         match self {
             Limit::AdminAllowList => "admin_allow_list",
+            Limit::Acl => "acl",
             Limit::TopicsPerRegistration => "topics_per_registration",
             Limit::InflatedBody => "inflated_body",
             Limit::Connections => "connections",
@@ -98,21 +104,57 @@ pub fn is_write(code: i32) -> bool {
 }
 
 /// The one allow-list check, before dispatch: a write from a peer outside `adminAllowList` is NO_PERMISSION.
-fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<Action> {
+fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<RemotingCommand> {
     let list = &ctx.snapshot.config.admin_allow_list;
     if !is_write(req.code) || list.allows(ctx.peer) {
         return None;
     }
     let name = crate::metrics::code_name(req.code);
     let remark = format!("[ADMIN_ALLOW_LIST] {} may not send {name} ({}); allowed: {list}", ctx.peer, req.code);
-    Some(Action::Refused(reply(req, ResponseCode::NO_PERMISSION, Some(remark)), Limit::AdminAllowList))
+    Some(reply(req, ResponseCode::NO_PERMISSION, Some(remark)))
 }
 
-/// Routes one request to its handler.
-pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Action {
-    if let Some(refused) = refuse_unlisted_writer(ctx, req) {
-        return refused;
+/// Routes one request to its handler, after the two checks that may refuse it whatever it is: the allow-list,
+/// then the account (`aclEnable`).
+pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
+    let refused = |response: RemotingCommand, limit: Limit| {
+        if is_write(req.code) || limit == Limit::Acl {
+            crate::audit::answered(ctx.peer, None, req, &response);
+        }
+        Dispatched { action: Action::Refused(response, limit), account: None }
+    };
+    if let Some(response) = refuse_unlisted_writer(ctx, req) {
+        return refused(response, Limit::AdminAllowList);
     }
+    let caller = match ctx.acl.map(|acl| acl.check(ctx.peer, req, is_write(req.code))) {
+        None => Caller::Anyone,
+        Some(Ok(caller)) => caller,
+        Some(Err(refusal)) => {
+            return refused(reply(req, ResponseCode::NO_PERMISSION, Some(refusal.to_string())), Limit::Acl);
+        }
+    };
+    let action = handle(ctx, req);
+    let account = match (&action, caller.account()) {
+        (Action::Write(_), Some(account)) => Some(account.to_string()),
+        _ => None,
+    };
+    if is_write(req.code) {
+        if let Action::Reply(response) | Action::Refused(response, _) = &action {
+            crate::audit::answered(ctx.peer, caller.account(), req, response);
+        }
+    }
+    Dispatched { action, account }
+}
+
+/// A handler's verdict and, for a write, who signed it (the writer's audit line names the account).
+#[derive(Debug)]
+pub struct Dispatched {
+    pub action: Action,
+    pub account: Option<String>,
+}
+
+/// THE match on the request code.
+fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
     match req.code {
         C::PUT_KV_CONFIG => kv::put(req),
         C::GET_KV_CONFIG => kv::get(ctx, req),
@@ -170,10 +212,11 @@ pub fn system_busy(req: &RemotingCommand) -> RemotingCommand {
 
 /// `dispatch`, with a panic turned into SYSTEM_ERROR: a bug in one handler must not take down the thread (a
 /// reactor and all its connections, or the decoder) it runs on.
-pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(ctx, req))).unwrap_or_else(|_| {
         tracing::error!(code = req.code, "handler panicked");
-        Action::Reply(system_error(req, format!("internal error handling request code {}", req.code)))
+        let response = system_error(req, format!("internal error handling request code {}", req.code));
+        Dispatched { action: Action::Reply(response), account: None }
     })
 }
 
@@ -202,8 +245,9 @@ mod tests {
             now_ms: 0,
             started_ms: 0,
             route_cache: &route_cache,
+            acl: None,
         };
-        dispatch(&ctx, req)
+        dispatch(&ctx, req).action
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct Shared {
     pub next_reactor: Arc<AtomicUsize>,
     /// `tls.server.mode` and the TLS configuration for inbound connections.
     pub tls: Arc<crate::tls::TlsSetup>,
+    /// The accounts (`aclEnable=true`), swapped whole when the file changes.
+    pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
 }
 
 pub struct Reactor {
@@ -430,6 +432,7 @@ impl Reactor {
         cmd: &RemotingCommand,
     ) -> (Option<RemotingCommand>, Option<Limit>) {
         let snapshot = self.shared.cell.load();
+        let acl = self.shared.acl.as_ref().map(|a| a.load());
         let ctx = Ctx {
             conn: id,
             peer: peer.ip(),
@@ -437,14 +440,16 @@ impl Reactor {
             now_ms: self.now_ms,
             started_ms: self.shared.started_ms,
             route_cache: &self.route_cache,
+            acl: acl.as_deref().map(|a| &**a),
         };
-        let action = handlers::dispatch_guarded(&ctx, cmd);
+        let handlers::Dispatched { action, account } = handlers::dispatch_guarded(&ctx, cmd);
         drop(snapshot);
         let reply = match action {
             Action::Reply(r) => Some(r),
             Action::Refused(r, limit) => return (Some(r), Some(limit)),
             Action::Write(op) => {
-                match command::submit(&self.shared.writer, WriteCommand { origin: Origin::new(id, cmd), op }) {
+                let origin = Origin::new(id, cmd, peer.ip(), account);
+                match command::submit(&self.shared.writer, WriteCommand { origin, op }) {
                     Ok(()) => None,
                     Err(refusal) => {
                         if refusal.code == ResponseCode::SYSTEM_BUSY {

@@ -17,7 +17,12 @@ fn full_writer_queue_answers_system_busy() {
     let id = ConnId { reactor: 0, token: 0, gen: 1 };
     let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
     let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-    writer.try_send(Box::new(WriteCommand { origin: Origin::new(id, &filler), op })).unwrap();
+    writer
+        .try_send(Box::new(WriteCommand {
+            origin: Origin::new(id, &filler, std::net::Ipv4Addr::LOCALHOST.into(), None),
+            op,
+        }))
+        .unwrap();
     let shared = Shared {
         cell,
         writer,
@@ -39,6 +44,7 @@ fn full_writer_queue_answers_system_busy() {
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(AtomicUsize::new(0)),
         tls: Arc::new(crate::tls::TlsSetup::disabled()),
+        acl: None,
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();

@@ -13,14 +13,17 @@ pub struct Origin {
     pub request: RemotingCommand,
     /// When the reactor decoded it, for the latency metric.
     pub received: std::time::Instant,
+    /// Who sent it, for the audit trail: the peer's address and the account that signed it (`aclEnable`).
+    pub peer: std::net::IpAddr,
+    pub account: Option<String>,
 }
 
 impl Origin {
-    pub fn new(conn: ConnId, req: &RemotingCommand) -> Origin {
+    pub fn new(conn: ConnId, req: &RemotingCommand, peer: std::net::IpAddr, account: Option<String>) -> Origin {
         let mut request = req.clone();
         request.body = bytes::Bytes::new();
         request.ext_fields = None;
-        Origin { conn, request, received: std::time::Instant::now() }
+        Origin { conn, request, received: std::time::Instant::now(), peer, account }
     }
 }
 
@@ -40,6 +43,60 @@ pub enum WriteOp {
     UpdateConfig { pairs: Vec<(String, String)> },
 }
 
+impl WriteOp {
+    /// What the audit trail says about this write: names and counts, never values.
+    pub fn facts(&self) -> String {
+        use crate::audit::push;
+        let mut out = String::new();
+        match self {
+            WriteOp::RegisterBroker(r) => {
+                push(&mut out, "clusterName", &r.cluster_name);
+                push(&mut out, "brokerName", &r.broker_name);
+                push(&mut out, "brokerAddr", &r.broker_addr);
+                push(&mut out, "brokerId", &r.broker_id.to_string());
+                push(&mut out, "topics", &r.body.topic_configs.len().to_string());
+            }
+            WriteOp::UnregisterBroker(u) => {
+                push(&mut out, "clusterName", &u.cluster_name);
+                push(&mut out, "brokerName", &u.broker_name);
+                push(&mut out, "brokerAddr", &u.broker_addr);
+                push(&mut out, "brokerId", &u.broker_id.to_string());
+            }
+            WriteOp::BrokerHeartbeat { cluster, addr } | WriteOp::QueryDataVersion { cluster, addr, .. } => {
+                push(&mut out, "clusterName", cluster);
+                push(&mut out, "brokerAddr", addr);
+            }
+            WriteOp::WipeWritePerm { broker_name } | WriteOp::AddWritePerm { broker_name } => {
+                push(&mut out, "brokerName", broker_name);
+            }
+            WriteOp::DeleteTopic { topic, cluster } => {
+                push(&mut out, "topic", topic);
+                if let Some(c) = cluster {
+                    push(&mut out, "cluster", c);
+                }
+            }
+            WriteOp::RegisterTopic { topic, queue_datas } => {
+                push(&mut out, "topic", topic);
+                push(&mut out, "queueDatas", &queue_datas.len().to_string());
+            }
+            WriteOp::PutKv { namespace, key, .. } | WriteOp::DeleteKv { namespace, key } => {
+                push(&mut out, "namespace", namespace);
+                push(&mut out, "key", key);
+            }
+            WriteOp::UpdateConfig { pairs } => {
+                let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+                push(&mut out, "keys", &keys.join(","));
+            }
+        }
+        out
+    }
+
+    /// Liveness that every broker sends every few seconds: its accepted audit line is DEBUG, not INFO.
+    pub fn is_liveness(&self) -> bool {
+        matches!(self, WriteOp::BrokerHeartbeat { .. } | WriteOp::QueryDataVersion { .. })
+    }
+}
+
 /// One request for the writer. It travels boxed: the bounded channel preallocates and touches every slot, and a
 /// pointer-sized slot keeps 64k of them at 1 MiB of RSS instead of ~16 MiB.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,11 +111,22 @@ pub fn submit(
     writer: &crossbeam_channel::Sender<Box<WriteCommand>>,
     command: WriteCommand,
 ) -> Result<(), RemotingCommand> {
-    writer.try_send(Box::new(command)).map_err(|e| match e {
-        crossbeam_channel::TrySendError::Full(c) => crate::handlers::system_busy(&c.origin.request),
-        crossbeam_channel::TrySendError::Disconnected(c) => {
-            crate::handlers::system_error(&c.origin.request, "name server is shutting down")
+    writer.try_send(Box::new(command)).map_err(|e| {
+        let (c, response) = match e {
+            crossbeam_channel::TrySendError::Full(c) => {
+                let busy = crate::handlers::system_busy(&c.origin.request);
+                (c, busy)
+            }
+            crossbeam_channel::TrySendError::Disconnected(c) => {
+                let stopping = crate::handlers::system_error(&c.origin.request, "name server is shutting down");
+                (c, stopping)
+            }
+        };
+        if crate::audit::enabled() {
+            let o = &c.origin;
+            crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), &response, false);
         }
+        response
     })
 }
 

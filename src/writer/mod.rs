@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::{select, Receiver, Sender};
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -205,10 +205,19 @@ impl Writer {
         let mut dirty = Dirty::default();
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
-        let mut pending: Vec<(Origin, Reply)> = Vec::with_capacity(batch.len());
+        let mut pending: Vec<(Origin, Reply, Option<Audit>)> = Vec::with_capacity(batch.len());
+        let audit = crate::audit::enabled();
         for WriteCommand { origin, op } in batch.drain(..) {
+            // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
+            let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
             let reply = self.apply(&origin.request, op, &mut dirty);
-            pending.push((origin, reply));
+            let audit = facts.map(|(facts, liveness, before)| Audit {
+                facts,
+                routine: liveness
+                    || (origin.request.code == crate::protocol::RequestCode::REGISTER_BROKER
+                        && self.tables.generation() == before),
+            });
+            pending.push((origin, reply, audit));
         }
         for ev in events.drain(..) {
             let ConnEvent::Closed(conn) = ev;
@@ -240,11 +249,8 @@ impl Writer {
         }
         self.publish(&dirty);
         let snap = self.cell.load_full();
-        for (origin, reply) in pending {
+        for (origin, reply, audit) in pending {
             let req = &origin.request;
-            if req.is_oneway() {
-                continue;
-            }
             let response = match reply {
                 Reply::Ready(r) => r,
                 Reply::Registered(outcome) => broker::register_reply(req, outcome, &snap),
@@ -253,6 +259,12 @@ impl Writer {
                     Err(e) => handlers::system_error(req, e.clone()),
                 },
             };
+            if let Some(a) = audit {
+                crate::audit::applied(origin.peer, origin.account.as_deref(), req.code, &a.facts, &response, a.routine);
+            }
+            if req.is_oneway() {
+                continue;
+            }
             let (conn, code, received) = (origin.conn, req.code, origin.received);
             self.push(conn.reactor, Completion::Reply { conn, response, code, received });
         }
@@ -410,6 +422,12 @@ impl Writer {
     }
 }
 
+/// What the audit trail will say about one applied write.
+struct Audit {
+    facts: String,
+    routine: bool,
+}
+
 /// A reply decided while applying; some need the published snapshot or the durability result first.
 enum Reply {
     Ready(RemotingCommand),
@@ -429,7 +447,7 @@ impl Writer {
         }
         self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
         for b in brokers {
-            info!(cluster = %b.cluster_name, broker = %b.broker_name, id = b.broker_id, addr = %b.broker_addr, ?cause, "broker removed");
+            crate::audit::removed(&b.cluster_name, &b.broker_name, b.broker_id, &b.broker_addr, cause.name());
         }
     }
 }

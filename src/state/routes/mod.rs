@@ -95,6 +95,17 @@ pub enum EvictionCause {
     ConnectionClosed,
 }
 
+impl EvictionCause {
+    /// As the audit trail and the metrics say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvictionCause::Unregistered => "unregistered",
+            EvictionCause::Expired => "expired",
+            EvictionCause::ConnectionClosed => "connection_closed",
+        }
+    }
+}
+
 /// What an expiry scan did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expired {

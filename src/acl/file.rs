@@ -1,0 +1,160 @@
+//! The 4.x account file, `plain_acl.yml`, as RocketMQ operators write it:
+//!
+//! ```yaml
+//! globalWhiteRemoteAddresses: [10.10.103.*, 192.168.0.{1,2}]
+//! accounts:
+//!   - accessKey: RocketMQ
+//!     secretKey: 12345678
+//!     whiteRemoteAddress: 192.168.1.*
+//!     admin: false
+//! ```
+//!
+//! Topic and group permissions (`topicPerms`, `groupPerms`, `defaultTopicPerm`, `defaultGroupPerm`) are accepted and
+//! ignored: a name server serves no messages. Any other mistake makes the whole file invalid, as in Java: an account
+//! set is never half-loaded.
+
+use std::collections::HashMap;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::address::AddressPattern;
+use super::{Account, Acl};
+
+/// Java's rule (`PlainPermissionManager`): access and secret keys longer than six characters.
+const MIN_KEY_LEN: usize = 7;
+
+/// Parses the text of a `plain_acl.yml`. The error names the place; it never contains a secret key.
+pub fn parse(text: &str) -> Result<Acl, String> {
+    let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML: {e}"))?;
+    let root = match docs.as_slice() {
+        [] => return Err("the file is empty".into()),
+        [one] => one,
+        _ => return Err("more than one YAML document".into()),
+    };
+    let Yaml::Hash(map) = root else {
+        return Err("the top level must be a mapping (globalWhiteRemoteAddresses, accounts)".into());
+    };
+    let mut global_white = Vec::new();
+    let mut accounts = HashMap::new();
+    for (key, value) in map {
+        match key.as_str() {
+            Some("globalWhiteRemoteAddresses") => {
+                for (i, item) in list(value, "globalWhiteRemoteAddresses")?.iter().enumerate() {
+                    let text = scalar(item).ok_or_else(|| format!("globalWhiteRemoteAddresses[{i}] is not a text"))?;
+                    let pattern =
+                        AddressPattern::parse(&text).map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {e}"))?;
+                    global_white.push(pattern);
+                }
+            }
+            Some("accounts") => {
+                for (i, item) in list(value, "accounts")?.iter().enumerate() {
+                    let account = account(item).map_err(|e| format!("accounts[{i}]: {e}"))?;
+                    if accounts.contains_key(&account.access_key) {
+                        return Err(format!("accounts[{i}]: accessKey {} is given twice", account.access_key));
+                    }
+                    accounts.insert(account.access_key.clone(), account);
+                }
+            }
+            // Java's files carry a dataVersion, and 5.x adds other keys; none concerns a name server.
+            _ => {}
+        }
+    }
+    Ok(Acl { global_white, accounts })
+}
+
+fn list<'a>(value: &'a Yaml, what: &str) -> Result<&'a [Yaml], String> {
+    match value {
+        Yaml::Array(items) => Ok(items),
+        Yaml::Null => Ok(&[]),
+        _ => Err(format!("{what} must be a list")),
+    }
+}
+
+/// A scalar as text: `secretKey: 12345678` is an integer to YAML and a string to Java.
+fn scalar(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn account(item: &Yaml) -> Result<Account, String> {
+    let Yaml::Hash(map) = item else {
+        return Err("an account must be a mapping".into());
+    };
+    let field = |name: &str| map.get(&Yaml::String(name.into()));
+    let access_key = field("accessKey").and_then(scalar).unwrap_or_default();
+    if access_key.chars().count() < MIN_KEY_LEN {
+        return Err(format!("accessKey {access_key:?} must be longer than six characters"));
+    }
+    let secret_key = field("secretKey").and_then(scalar).unwrap_or_default();
+    if secret_key.chars().count() < MIN_KEY_LEN {
+        return Err(format!("the secretKey of {access_key} must be longer than six characters"));
+    }
+    let white = match field("whiteRemoteAddress") {
+        None | Some(Yaml::Null) => None,
+        Some(v) => {
+            let text = scalar(v).ok_or_else(|| format!("whiteRemoteAddress of {access_key} is not a text"))?;
+            match AddressPattern::parse(&text).map_err(|e| format!("whiteRemoteAddress of {access_key}: {e}"))? {
+                // Blank means "not set" here: the account is then usable from any address.
+                AddressPattern::Nobody => None,
+                p => Some(p),
+            }
+        }
+    };
+    let admin = match field("admin") {
+        None | Some(Yaml::Null) => false,
+        Some(Yaml::Boolean(b)) => *b,
+        // Java reads it with `Boolean.parseBoolean`-like leniency through its JSON conversion.
+        Some(v) => scalar(v).is_some_and(|s| s.trim().eq_ignore_ascii_case("true")),
+    };
+    Ok(Account { access_key, secret_key: secret_key.into_bytes(), white, admin })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn javas_sample_file() {
+        let acl = parse(
+            "globalWhiteRemoteAddresses:\n  - 10.10.103.*\n  - 192.168.0.{1,2}\n\naccounts:\n  - accessKey: RocketMQ\n    \
+             secretKey: 12345678\n    whiteRemoteAddress:\n    admin: false\n    defaultTopicPerm: DENY\n    \
+             defaultGroupPerm: SUB\n    topicPerms:\n      - topicA=DENY\n    groupPerms:\n      - groupA=DENY\n\n  \
+             - accessKey: rocketmq2\n    secretKey: 12345678\n    whiteRemoteAddress: 192.168.1.*\n    admin: true\n",
+        )
+        .unwrap();
+        assert_eq!(acl.global_white.len(), 2);
+        let a = &acl.accounts["RocketMQ"];
+        assert_eq!((a.secret_key.as_slice(), a.white.is_none(), a.admin), (&b"12345678"[..], true, false));
+        let b = &acl.accounts["rocketmq2"];
+        assert_eq!((b.white.as_ref().map(|w| w.to_string()), b.admin), (Some("192.168.1.0-255".into()), true));
+    }
+
+    #[test]
+    fn mistakes_invalidate_the_whole_file_without_showing_secrets() {
+        for (text, says) in [
+            ("", "empty"),
+            ("- a\n- b\n", "top level"),
+            ("accounts: {a: 1}\n", "must be a list"),
+            ("accounts:\n  - accessKey: short\n    secretKey: 12345678\n", "longer than six"),
+            ("accounts:\n  - accessKey: rocketmq2\n    secretKey: secret\n", "secretKey of rocketmq2"),
+            ("accounts:\n  - accessKey: rocketmq2\n    secretKey: s3cretkey\n  - accessKey: rocketmq2\n    secretKey: s3cretkey2\n", "twice"),
+            ("accounts:\n  - accessKey: rocketmq2\n    secretKey: s3cretkey\n    whiteRemoteAddress: 10.0.*.1\n", "after a range"),
+            ("globalWhiteRemoteAddresses: [10.0.0.300]\n", "not an IP address"),
+            ("accounts: [\n", "not valid YAML"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(says), "{text:?}: {e}");
+            assert!(!e.contains("s3cretkey") && !e.contains("secret\""), "{e}");
+        }
+    }
+
+    #[test]
+    fn empty_sections_are_allowed() {
+        let acl = parse("globalWhiteRemoteAddresses:\naccounts:\n").unwrap();
+        assert!(acl.global_white.is_empty() && acl.accounts.is_empty());
+    }
+}

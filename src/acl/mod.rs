@@ -1,0 +1,224 @@
+//! Authentication of RocketMQ peers (`aclEnable=true`; docs/security.md): the accounts of a 4.x `plain_acl.yml`
+//! and the `AccessKey`/`Signature` ext fields that Java, Go, C++ and Node clients already send. Pure: parsing and
+//! checking only. The check runs in `handlers::dispatch`; `acl_reload.rs` reloads the file when it changes.
+//!
+//! Policy, in order:
+//! 1. A peer matching `globalWhiteRemoteAddresses` needs no signature (brokers on a trusted network: 4.x brokers
+//!    never sign, 5.x ones only with extra settings).
+//! 2. Anybody else needs `AccessKey` of a known account and a valid `Signature`, for every request, reads included.
+//! 3. If the account has a `whiteRemoteAddress`, the peer must match it too. (Stricter than Java's broker, where a
+//!    matching address skips the signature check: an address alone is not proof of an account.)
+//! 4. State-changing requests need an account with `admin: true`.
+
+pub mod address;
+pub mod file;
+pub mod signature;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use address::AddressPattern;
+
+use crate::protocol::RemotingCommand;
+
+/// One account of the file.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Account {
+    pub access_key: String,
+    pub secret_key: Vec<u8>,
+    /// `None`: usable from any address.
+    pub white: Option<AddressPattern>,
+    pub admin: bool,
+}
+
+/// Never prints the secret key.
+impl fmt::Debug for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Account")
+            .field("access_key", &self.access_key)
+            .field("white", &self.white)
+            .field("admin", &self.admin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The loaded account file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Acl {
+    pub global_white: Vec<AddressPattern>,
+    pub accounts: HashMap<String, Account>,
+}
+
+/// Who a request was accepted as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller<'a> {
+    /// Authentication is off.
+    Anyone,
+    /// From a `globalWhiteRemoteAddresses` address: no signature needed.
+    Trusted,
+    /// Signed by this account.
+    Account(&'a str),
+}
+
+impl Caller<'_> {
+    /// The account, for the audit trail.
+    pub fn account(&self) -> Option<&str> {
+        match self {
+            Caller::Account(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Why a request was refused. The text is the remark the peer gets: it names the account, never a secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    NoAccessKey,
+    UnknownAccount(String),
+    NotFromAllowedAddress(String),
+    NoSignature(String),
+    BadSignature(String),
+    NotAdmin(String),
+}
+
+impl Refusal {
+    /// A short name for the audit trail.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Refusal::NoAccessKey => "no_access_key",
+            Refusal::UnknownAccount(_) => "unknown_account",
+            Refusal::NotFromAllowedAddress(_) => "address",
+            Refusal::NoSignature(_) | Refusal::BadSignature(_) => "signature",
+            Refusal::NotAdmin(_) => "not_admin",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NoAccessKey => f.write_str("[ACL] no AccessKey: this name server requires signed requests"),
+            Refusal::UnknownAccount(ak) => write!(f, "[ACL] no account {ak:?}"),
+            Refusal::NotFromAllowedAddress(ak) => write!(f, "[ACL] account {ak:?} may not be used from this address"),
+            Refusal::NoSignature(ak) => write!(f, "[ACL] request of account {ak:?} is not signed"),
+            Refusal::BadSignature(ak) => write!(f, "[ACL] signature check failed for account {ak:?}"),
+            Refusal::NotAdmin(ak) => write!(f, "[ACL] account {ak:?} is not an admin account"),
+        }
+    }
+}
+
+impl Acl {
+    /// The policy above. `write`: the request changes state (`handlers::is_write`).
+    pub fn check<'r>(&self, peer: IpAddr, req: &'r RemotingCommand, write: bool) -> Result<Caller<'r>, Refusal> {
+        if self.global_white.iter().any(|p| p.matches(peer)) {
+            return Ok(Caller::Trusted);
+        }
+        let ext = req.ext_fields.as_ref().ok_or(Refusal::NoAccessKey)?;
+        let access_key = last(ext, signature::ACCESS_KEY).ok_or(Refusal::NoAccessKey)?;
+        let Some(account) = self.accounts.get(access_key) else {
+            return Err(Refusal::UnknownAccount(access_key.into()));
+        };
+        if account.white.as_ref().is_some_and(|w| !w.matches(peer)) {
+            return Err(Refusal::NotFromAllowedAddress(access_key.into()));
+        }
+        let given = last(ext, signature::SIGNATURE).ok_or_else(|| Refusal::NoSignature(access_key.into()))?;
+        if !signature::verify(ext, &req.body, &account.secret_key, given) {
+            return Err(Refusal::BadSignature(access_key.into()));
+        }
+        if write && !account.admin {
+            return Err(Refusal::NotAdmin(access_key.into()));
+        }
+        Ok(Caller::Account(access_key))
+    }
+}
+
+/// A field's value as Java sees it: ext fields decode into a `HashMap`, so of a repeated key the last one counts.
+fn last<'r>(ext: &'r crate::protocol::ExtFields, key: &str) -> Option<&'r str> {
+    ext.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::RequestCode;
+
+    const FILE: &str = "globalWhiteRemoteAddresses: [10.0.0.*]\naccounts:\n  \
+        - {accessKey: reader01, secretKey: readsecret}\n  \
+        - {accessKey: admin001, secretKey: adminsecret, admin: true}\n  \
+        - {accessKey: pinned01, secretKey: pinsecret, admin: true, whiteRemoteAddress: 192.168.1.*}\n";
+
+    fn acl() -> Acl {
+        file::parse(FILE).unwrap()
+    }
+
+    fn signed(ak: &str, secret: &str) -> RemotingCommand {
+        let mut req = RemotingCommand::request(RequestCode::GET_ROUTEINFO_BY_TOPIC, 1)
+            .with_ext("topic", "T")
+            .with_ext(signature::ACCESS_KEY, ak)
+            .with_body(b"b".to_vec());
+        let sig = signature::sign(req.ext_fields.as_ref().unwrap(), &req.body, secret.as_bytes());
+        req = req.with_ext(signature::SIGNATURE, sig);
+        req
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_policy() {
+        let acl = acl();
+        let outsider = ip("203.0.113.7");
+        // Trusted network: nothing needed, writes included.
+        let bare = RemotingCommand::request(RequestCode::REGISTER_BROKER, 1);
+        assert_eq!(acl.check(ip("10.0.0.9"), &bare, true), Ok(Caller::Trusted));
+        assert_eq!(acl.check(ip("::ffff:10.0.0.9"), &bare, true), Ok(Caller::Trusted));
+        // Everybody else signs, reads included.
+        assert_eq!(acl.check(outsider, &bare, false), Err(Refusal::NoAccessKey));
+        assert_eq!(acl.check(outsider, &signed("reader01", "readsecret"), false), Ok(Caller::Account("reader01")));
+        assert_eq!(
+            acl.check(outsider, &signed("reader01", "wrong"), false),
+            Err(Refusal::BadSignature("reader01".into()))
+        );
+        assert_eq!(
+            acl.check(outsider, &signed("nobody01", "x"), false),
+            Err(Refusal::UnknownAccount("nobody01".into()))
+        );
+        let unsigned = RemotingCommand::request(1, 1).with_ext(signature::ACCESS_KEY, "reader01");
+        assert_eq!(acl.check(outsider, &unsigned, false), Err(Refusal::NoSignature("reader01".into())));
+        // Writes need an admin account.
+        assert_eq!(
+            acl.check(outsider, &signed("reader01", "readsecret"), true),
+            Err(Refusal::NotAdmin("reader01".into()))
+        );
+        assert_eq!(acl.check(outsider, &signed("admin001", "adminsecret"), true), Ok(Caller::Account("admin001")));
+        // An account's own address restriction comes on top of its signature.
+        let pinned = signed("pinned01", "pinsecret");
+        assert_eq!(acl.check(outsider, &pinned, true), Err(Refusal::NotFromAllowedAddress("pinned01".into())));
+        assert_eq!(acl.check(ip("192.168.1.4"), &pinned, true), Ok(Caller::Account("pinned01")));
+        assert_eq!(
+            acl.check(ip("192.168.1.4"), &signed("pinned01", "nope"), true),
+            Err(Refusal::BadSignature("pinned01".into()))
+        );
+    }
+
+    #[test]
+    fn tampering_breaks_the_signature() {
+        let acl = acl();
+        let mut req = signed("reader01", "readsecret");
+        req.body = bytes::Bytes::from_static(b"other");
+        assert!(acl.check(ip("203.0.113.7"), &req, false).is_err());
+        let req = signed("reader01", "readsecret").with_ext("topic", "Other");
+        assert!(acl.check(ip("203.0.113.7"), &req, false).is_err());
+    }
+
+    #[test]
+    fn remarks_and_debug_never_show_secrets() {
+        let acl = acl();
+        let shown = format!("{acl:?}");
+        assert!(!shown.contains("readsecret") && !shown.contains("adminsecret"), "{shown}");
+        let e = acl.check(ip("203.0.113.7"), &signed("reader01", "readsecret"), true).unwrap_err();
+        assert_eq!(e.to_string(), "[ACL] account \"reader01\" is not an admin account");
+    }
+}

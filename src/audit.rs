@@ -1,0 +1,108 @@
+//! The audit trail: one line per state-changing request, accepted or refused, and per broker removal, at INFO
+//! under the tracing target `audit` (docs/security.md has the format). `auditLogPath` sends these lines to a file
+//! of their own; `RUST_LOG=audit=off` silences them. Lines name the peer, the account (if the request was signed),
+//! the request, its facts (broker, topic, namespace/key, config keys: never values or secrets) and the outcome.
+//!
+//! Liveness that changes nothing an operator would look for is logged at DEBUG: accepted heartbeats (904),
+//! QUERY_DATA_VERSION (322) and re-registrations that leave the routes as they were — every broker sends those
+//! every few seconds.
+
+use std::net::IpAddr;
+
+use tracing::Level;
+
+use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
+
+/// The tracing target of every audit line.
+pub const TARGET: &str = "audit";
+
+/// Is anybody listening? Callers skip building facts when not.
+pub fn enabled() -> bool {
+    tracing::enabled!(target: "audit", Level::INFO)
+}
+
+/// A write (or a refused request) answered without reaching the writer: refused by the allow-list or the ACL,
+/// invalid, or with nothing to do.
+pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
+    if enabled() {
+        line(peer, account, req.code, &request_facts(req), response, false);
+    }
+}
+
+/// A write the writer applied (or failed to make durable). `routine`: it changed nothing an operator looks for.
+pub fn applied(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, response: &RemotingCommand, routine: bool) {
+    line(peer, account, code, facts, response, routine);
+}
+
+fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, response: &RemotingCommand, routine: bool) {
+    let request = crate::metrics::code_name(code);
+    let account = account.unwrap_or("-");
+    let outcome = response.code;
+    let remark = response.remark.as_deref().unwrap_or("");
+    if routine && outcome == ResponseCode::SUCCESS {
+        tracing::debug!(target: "audit", %peer, account, request, code, facts, outcome, remark, "request");
+    } else {
+        tracing::info!(target: "audit", %peer, account, request, code, facts, outcome, remark, "request");
+    }
+}
+
+/// A broker left the route table, and why.
+pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
+    tracing::info!(target: "audit", cluster, broker, id, addr, cause, "broker removed");
+}
+
+/// The ext fields an operator identifies a request by, and for UPDATE_NAMESRV_CONFIG the keys of its body (never
+/// their values, never a KV value, never a signature).
+pub fn request_facts(req: &RemotingCommand) -> String {
+    const SHOWN: [&str; 9] =
+        ["clusterName", "brokerName", "brokerAddr", "brokerId", "cluster", "topic", "namespace", "key", "AccessKey"];
+    let mut out = String::new();
+    for (k, v) in req.ext_fields.iter().flat_map(|e| e.0.iter()) {
+        if SHOWN.contains(&k.as_str()) {
+            push(&mut out, k, v);
+        }
+    }
+    if req.code == C::UPDATE_NAMESRV_CONFIG {
+        let text = String::from_utf8_lossy(&req.body);
+        if let Ok(pairs) = crate::protocol::props::parse(&text) {
+            let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+            push(&mut out, "keys", &keys.join(","));
+        }
+    }
+    out
+}
+
+/// Appends `key=value`, space-separated, with the value quoted if it has a space or a quote (names are peers'
+/// input: a crafted one must not fake another field).
+pub fn push(out: &mut String, key: &str, value: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(key);
+    out.push('=');
+    if value.is_empty() || value.contains([' ', '"', '=', '\n', '\r']) {
+        out.push_str(&format!("{value:?}"));
+    } else {
+        out.push_str(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_name_things_but_not_values() {
+        let req = RemotingCommand::request(C::PUT_KV_CONFIG, 1)
+            .with_ext("namespace", "NS")
+            .with_ext("key", "k 1")
+            .with_ext("value", "secret-ish")
+            .with_ext("Signature", "sig");
+        assert_eq!(request_facts(&req), "namespace=NS key=\"k 1\"");
+        let req = RemotingCommand::request(C::UPDATE_NAMESRV_CONFIG, 1)
+            .with_body(b"orderMessageEnable=true\nkvConfigPath=/x\n".to_vec());
+        assert_eq!(request_facts(&req), "keys=orderMessageEnable,kvConfigPath");
+        let req = RemotingCommand::request(C::WIPE_WRITE_PERM_OF_BROKER, 1).with_ext("brokerName", "b x=1");
+        assert_eq!(request_facts(&req), "brokerName=\"b x=1\"");
+    }
+}
