@@ -25,7 +25,12 @@ pub fn enabled() -> bool {
 /// invalid, or with nothing to do.
 pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
     if enabled() {
-        line(peer, account, req.code, &request_facts(req), response, false);
+        let mut facts = request_facts(req);
+        // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
+        if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
+            push(&mut facts, "claimedAccount", claimed);
+        }
+        line(peer, account, req.code, &facts, response, false);
     }
 }
 
@@ -54,8 +59,8 @@ pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
 /// The ext fields an operator identifies a request by, and for UPDATE_NAMESRV_CONFIG the keys of its body (never
 /// their values, never a KV value, never a signature).
 pub fn request_facts(req: &RemotingCommand) -> String {
-    const SHOWN: [&str; 9] =
-        ["clusterName", "brokerName", "brokerAddr", "brokerId", "cluster", "topic", "namespace", "key", "AccessKey"];
+    const SHOWN: [&str; 8] =
+        ["clusterName", "brokerName", "brokerAddr", "brokerId", "cluster", "topic", "namespace", "key"];
     let mut out = String::new();
     for (k, v) in req.ext_fields.iter().flat_map(|e| e.0.iter()) {
         if SHOWN.contains(&k.as_str()) {

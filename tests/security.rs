@@ -270,3 +270,97 @@ fn acl_without_a_usable_account_file_does_not_start() {
     let e = server::start(config).err().expect("no place to look").to_string();
     assert!(e.contains("rocketmqHome"), "{e}");
 }
+
+// ---- no silent half-life ----
+
+/// A clock that panics when the writer thread reads it: a stand-in for any bug that panics the writer.
+#[derive(Debug)]
+struct WriterPanics;
+
+impl namesrv::clock::Clock for WriterPanics {
+    fn now_ms(&self) -> i64 {
+        if std::thread::current().name() == Some("namesrv-writer") {
+            panic!("injected writer panic");
+        }
+        support::registration::T0
+    }
+}
+
+const CHILD: &str = "NAMESRV_SECURITY_TEST_CHILD";
+
+/// Runs in a child process (see the test below): starts a server whose writer panics at its first expiry scan,
+/// then waits. The process must exit by itself, non-zero; if it is still here after 30 s it exits 0 and the parent
+/// fails.
+#[test]
+fn writer_panic_child() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::inproc::loopback_config(dir.path());
+    let _server = server::start_with_clock(config, std::sync::Arc::new(WriterPanics)).expect("starts");
+    std::thread::sleep(std::time::Duration::from_secs(30));
+    std::process::exit(0);
+}
+
+/// If the writer panics, the process exits (code 70) instead of serving a frozen snapshot while /health says ok.
+#[test]
+fn a_panicking_writer_ends_the_process() {
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "writer_panic_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(server::EXIT_THREAD_PANICKED), "child stderr:\n{stderr}");
+    assert!(stderr.contains("injected writer panic"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "it exited at once, not at the child's timeout");
+}
+
+// ---- the audit trail ----
+
+/// The real binary with `auditLogPath`: one line per write, accepted or refused, with peer, account, request,
+/// facts and outcome, in a file of its own and not in the main log.
+#[test]
+fn audit_trail_in_its_own_file() {
+    let side = tempfile::tempdir().unwrap();
+    let audit = side.path().join("audit.log");
+    let accounts = side.path().join("plain_acl.yml");
+    fs::write(&accounts, ACCOUNTS).unwrap();
+    let ns = support::ours::OurNamesrv::start_with(&[
+        ("auditLogPath", &audit.to_string_lossy()),
+        ("aclEnable", "true"),
+        ("aclFile", &accounts.to_string_lossy()),
+    ]);
+    let mut c = Client::connect(ns.addr());
+    assert_eq!(c.request(signed(put_kv("v1"), "admin001", "admin-secret")).code, ResponseCode::SUCCESS);
+    let bad = new_cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(b"kvConfigPath=/tmp/x\n".to_vec());
+    assert_eq!(c.request(signed(bad, "admin001", "admin-secret")).code, ResponseCode::NO_PERMISSION);
+    assert_eq!(c.request(signed(put_kv("v2"), "reader01", "reader-secret")).code, ResponseCode::NO_PERMISSION);
+    let wipe = new_cmd(RequestCode::WIPE_WRITE_PERM_OF_BROKER).with_ext("brokerName", "broker-a");
+    assert_eq!(c.request(signed(wipe, "admin001", "admin-secret")).code, ResponseCode::SUCCESS);
+
+    let text = fs::read_to_string(&audit).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "one line per write:\n{text}");
+    let expect = [
+        ["account=\"admin001\"", "request=\"PUT_KV_CONFIG\"", "facts=\"namespace=NS key=k\"", "outcome=0"],
+        ["account=\"admin001\"", "request=\"UPDATE_NAMESRV_CONFIG\"", "facts=\"keys=kvConfigPath\"", "outcome=16"],
+        [
+            "account=\"-\"",
+            "request=\"PUT_KV_CONFIG\"",
+            "facts=\"namespace=NS key=k claimedAccount=reader01\"",
+            "outcome=16",
+        ],
+        ["account=\"admin001\"", "request=\"WIPE_WRITE_PERM_OF_BROKER\"", "facts=\"brokerName=broker-a\"", "outcome=0"],
+    ];
+    for (line, parts) in lines.iter().zip(expect) {
+        assert!(line.contains("audit:") && line.contains("peer=127.0.0.1"), "{line}");
+        for p in parts {
+            assert!(line.contains(p), "{p} missing in:\n{line}");
+        }
+    }
+    assert!(!text.contains("v1") && !text.contains("admin-secret") && !text.contains("Signature"), "{text}");
+    assert!(!ns.log().contains("audit:"), "audit lines go to their own file only:\n{}", ns.log());
+}
