@@ -190,3 +190,76 @@ pub fn properties(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = props::parse(&text);
 }
+
+/// The account file (`plain_acl.yml`, as UTF-8 text). Properties: no panic; a file that loads has patterns that
+/// print and parse back to themselves and match addresses without panicking; an error never repeats a secret key
+/// that the file gave (the text after `secretKey:` on any line).
+pub fn acl_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    match namesrv::acl::file::parse(&text) {
+        Ok(acl) => {
+            let patterns = acl.global_white.iter().chain(acl.accounts.values().filter_map(|a| a.white.as_ref()));
+            for p in patterns {
+                address_pattern_round_trips(p);
+            }
+        }
+        Err(e) => {
+            for line in text.lines() {
+                if let Some((_, secret)) = line.split_once("secretKey:") {
+                    let secret = secret.trim().trim_matches(|c| c == '"' || c == '\'');
+                    assert!(secret.len() < 7 || !e.contains(secret), "error shows a secret: {e}");
+                }
+            }
+        }
+    }
+    // Every line is also tried as an address pattern on its own.
+    for line in text.lines().take(64) {
+        if let Ok(p) = namesrv::acl::address::AddressPattern::parse(line) {
+            address_pattern_round_trips(&p);
+        }
+    }
+}
+
+fn address_pattern_round_trips(p: &namesrv::acl::address::AddressPattern) {
+    use namesrv::acl::address::AddressPattern;
+    let again = AddressPattern::parse(&p.to_string()).unwrap_or_else(|e| panic!("{p} does not parse back: {e}"));
+    assert_eq!(&again, p);
+    for peer in ["127.0.0.1", "10.10.103.7", "255.255.255.255", "::1", "::ffff:10.0.0.1", "1050::5:600:300c:326b"] {
+        let _ = p.matches(peer.parse().expect("valid address"));
+    }
+}
+
+/// A signed request as the server checks it: the input is a buffer of frames. Properties: the check never panics
+/// on any decoded request; the request signed (as `AclClientRPCHook` signs) by a known account passes for reads;
+/// any change to its body or to one of its ext values after signing fails it.
+pub fn acl_signature(data: &[u8]) {
+    use namesrv::acl::{file, signature, Caller};
+    let acl = file::parse("accounts:\n  - {accessKey: fuzzer01, secretKey: fuzzsecret, admin: false}\n")
+        .expect("the fixed account file loads");
+    let peer: std::net::IpAddr = "203.0.113.9".parse().expect("valid address");
+    let mut buf = BytesMut::from(data);
+    while let Ok(Some(cmd)) = frame::decode(&mut buf, DEFAULT_MAX_FRAME) {
+        let _ = acl.check(peer, &cmd, true);
+        let mut signed = cmd.clone();
+        if let Some(ext) = signed.ext_fields.as_mut() {
+            ext.0.retain(|(k, _)| k != signature::ACCESS_KEY && k != signature::SIGNATURE);
+        }
+        signed = signed.with_ext(signature::ACCESS_KEY, "fuzzer01");
+        let sig = signature::sign(signed.ext_fields.as_ref().expect("has AccessKey"), &signed.body, b"fuzzsecret");
+        signed = signed.with_ext(signature::SIGNATURE, sig);
+        assert_eq!(acl.check(peer, &signed, false), Ok(Caller::Account("fuzzer01")));
+        let mut tampered = signed.clone();
+        let mut body = tampered.body.to_vec();
+        body.push(b'x');
+        tampered.body = body.into();
+        assert!(acl.check(peer, &tampered, false).is_err(), "an extended body still passes");
+        if let Some(ext) = signed.ext_fields.as_mut() {
+            // The last occurrence of a key is the one signed (Java's HashMap keeps the last).
+            let last = ext.0.iter_mut().rev().find(|(k, _)| k != signature::SIGNATURE && k != signature::ACCESS_KEY);
+            if let Some((_, v)) = last {
+                v.push('x');
+                assert!(acl.check(peer, &signed, false).is_err(), "a changed ext value still passes");
+            }
+        }
+    }
+}

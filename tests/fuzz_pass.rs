@@ -14,13 +14,15 @@ use proptest::prelude::*;
 /// A fuzz target's name (its folder under `fuzz/corpus`) and its check.
 type Target = (&'static str, fn(&[u8]));
 
-const TARGETS: [Target; 6] = [
+const TARGETS: [Target; 8] = [
     ("frame", checks::frames),
     ("header_json", |d| checks::header(SerializeType::Json, d)),
     ("header_rocketmq", |d| checks::header(SerializeType::RocketMq, d)),
     ("json_reader", checks::json_reader),
     ("register_body", checks::register_body),
     ("properties", checks::properties),
+    ("acl_file", checks::acl_file),
+    ("acl_signature", checks::acl_signature),
 ];
 
 /// The committed seeds of a target, in name order (read once per test binary).
@@ -79,6 +81,15 @@ const TOKENS: &[&[u8]] = &[
     b"=",
     b"\\\n",
     b"#",
+    b"- ",
+    b"accessKey: ",
+    b"secretKey: ",
+    b"whiteRemoteAddress: ",
+    b"admin: true",
+    b"*",
+    b"{1,2}",
+    b"1-5",
+    b"::",
 ];
 
 /// Big-endian words worth writing over a length or count field.
@@ -205,6 +216,10 @@ fn seeds_decode_and_pass_their_checks() {
                 )
                 .is_ok_and(|b| !b.topic_configs.is_empty()),
                 "properties" => props::parse(&String::from_utf8_lossy(seed)).is_ok_and(|p| !p.is_empty()),
+                "acl_file" => namesrv::acl::file::parse(&String::from_utf8_lossy(seed)).is_ok(),
+                "acl_signature" => {
+                    matches!(frame::decode(&mut BytesMut::from(&seed[..]), DEFAULT_MAX_FRAME), Ok(Some(_)))
+                }
                 _ => unreachable!(),
             };
             assert!(ok, "{target} seed #{i} does not decode");

@@ -124,7 +124,8 @@ fn range(t: &str) -> Result<AddressPattern, String> {
 impl fmt::Display for AddressPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AddressPattern::Nobody => f.write_str("(nobody)"),
+            // Blank, as the file writes it.
+            AddressPattern::Nobody => Ok(()),
             AddressPattern::Anybody => f.write_str("*"),
             AddressPattern::Set(set) => {
                 let items: Vec<String> = set.iter().map(IpAddr::to_string).collect();
