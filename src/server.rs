@@ -331,15 +331,39 @@ fn load_acl(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> 
     Ok((Some(cell), Some(reloader)))
 }
 
+/// `bindAddress` and `listenPort` as a socket address. The address is an IPv4 or IPv6 address, bare (`::`, as Java
+/// takes it) or in brackets (`[::]`); `::` listens on IPv6 and IPv4 alike.
+fn listen_addr(config: &Config) -> Option<SocketAddr> {
+    let bind = config.bind_address.trim();
+    let bare = bind.strip_prefix('[').and_then(|b| b.strip_suffix(']')).unwrap_or(bind);
+    let ip: std::net::IpAddr = bare.parse().ok()?;
+    Some(SocketAddr::new(ip, config.listen_port))
+}
+
 fn addr_text(config: &Config) -> String {
     format!("{}:{}", config.bind_address, config.listen_port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_address_takes_bare_and_bracketed_ipv6() {
+        let at = |bind: &str| listen_addr(&Config { bind_address: bind.into(), listen_port: 9876, ..Config::default() });
+        assert_eq!(at("0.0.0.0"), Some("0.0.0.0:9876".parse().unwrap()));
+        assert_eq!(at("::"), Some("[::]:9876".parse().unwrap()));
+        assert_eq!(at("[::1]"), Some("[::1]:9876".parse().unwrap()));
+        assert_eq!(at(" 127.0.0.1 "), Some("127.0.0.1:9876".parse().unwrap()));
+        assert_eq!(at("localhost"), None);
+    }
 }
 
 /// One listening socket, cloned for every reactor: each polls it, accepts, and deals new connections round-robin
 /// (SO_REUSEPORT would let a second server bind the same port silently, which a drop-in must not allow).
 fn bind_listeners(config: &Config, n: usize) -> Result<Vec<TcpListener>, StartError> {
     let text = addr_text(config);
-    let addr: SocketAddr = text.parse().map_err(|_| StartError::Address(text.clone()))?;
+    let addr = listen_addr(config).ok_or_else(|| StartError::Address(text.clone()))?;
     let backlog = if config.server_socket_backlog > 0 { config.server_socket_backlog } else { 1024 };
     let first = bind_one(addr, backlog).map_err(|source| StartError::Bind { addr: text.clone(), source })?;
     let mut out = Vec::with_capacity(n);
