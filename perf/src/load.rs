@@ -26,6 +26,8 @@ pub struct QueryLoad {
     pub rate: Option<f64>,
     pub topics: Arc<Vec<String>>,
     pub header: SerializeType,
+    /// Sign every query as `AclClientRPCHook` does, with (access key, secret key).
+    pub sign: Option<(String, String)>,
 }
 
 /// Simulated brokers: each re-registers every `interval` (back to back when zero), cycling through its bodies.
@@ -269,7 +271,11 @@ fn pump(c: &mut Conn, q: &QueryLoad, interval: Duration, now: Instant, stats: &m
                 *cursor = cursor.wrapping_add(1);
                 let topic = &q.topics[*cursor % q.topics.len()];
                 c.next_opaque = c.next_opaque.wrapping_add(1);
-                encode_into(&route_request(topic, c.next_opaque, q.header), &mut c.out);
+                let mut req = route_request(topic, c.next_opaque, q.header);
+                if let Some((ak, sk)) = &q.sign {
+                    req = crate::wire::signed(req, ak, sk);
+                }
+                encode_into(&req, &mut c.out);
                 c.inflight.insert(c.next_opaque, t0);
             }
         }

@@ -1,6 +1,7 @@
 //! `namesrv-perf`: load generator, scenarios, the no-work ceiling server and the side-by-side comparison with the
 //! Java name server. Loopback only; every run is bounded in time and request count. See perf/README.md.
 
+mod acl;
 mod ceiling;
 mod faults;
 mod load;
@@ -41,6 +42,8 @@ enum Cmd {
     Compare(scenarios::CompareArgs),
     /// Faults (idle connections, garbage, slow readers, flapping brokers): well-behaved p99 clean vs under the fault.
     Faults(faults::FaultsArgs),
+    /// What aclEnable=true costs a route query: ACL off unsigned / off signed / on signed, interleaved rounds.
+    Acl(acl::AclArgs),
     /// The no-work ceiling server (started by `compare`; runs until killed).
     Ceiling(CeilingArgs),
 }
@@ -117,6 +120,7 @@ fn main() -> ExitCode {
         Cmd::Startup(a) => scenarios::startup(&a),
         Cmd::Compare(a) => scenarios::compare(&a),
         Cmd::Faults(a) => faults::run(&a),
+        Cmd::Acl(a) => acl::run(&a),
         Cmd::Ceiling(a) => {
             ceiling::serve(a.port, a.threads, ceiling::canned_route_body(a.route_brokers)).map_err(|e| e.to_string())
         }

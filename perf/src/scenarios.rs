@@ -59,7 +59,14 @@ pub(crate) fn spec(
 ) -> Spec {
     Spec {
         addr,
-        query: QueryLoad { conns: la.conns, depth: la.depth.max(1), rate: la.rate, topics, header: header(la.header) },
+        query: QueryLoad {
+            conns: la.conns,
+            depth: la.depth.max(1),
+            rate: la.rate,
+            topics,
+            header: header(la.header),
+            sign: None,
+        },
         brokers,
         duration: Duration::from_secs_f64(secs),
         max_requests: la.max_requests,
@@ -192,6 +199,7 @@ pub fn storm(a: &StormArgs) -> Result<(), String> {
             rate: Some(a.query_rate),
             topics: plan.query_topics(a.topics_per_broker),
             header: SerializeType::Json,
+            sign: None,
         },
         brokers: plan.churn(a.changed, Duration::from_millis(a.interval_ms)),
         duration: Duration::from_secs_f64(a.duration),

@@ -25,6 +25,9 @@ pub enum Kind {
     OursUnpinned,
     /// Ours with `reactorThreads=1`: the cores the one-thread load generator leaves on a 2-core machine.
     OursOneReactor,
+    /// Ours with `aclEnable=true` (`acl.rs`): the account file first trusts 127.0.0.1 so the topology can be
+    /// installed unsigned; the scenario then withdraws that and every query must be signed.
+    OursAcl,
     Java,
     Ceiling,
 }
@@ -36,9 +39,10 @@ impl FromStr for Kind {
             "ours" => Ok(Kind::Ours),
             "ours-unpinned" => Ok(Kind::OursUnpinned),
             "ours-1-reactor" => Ok(Kind::OursOneReactor),
+            "ours-acl" => Ok(Kind::OursAcl),
             "java" => Ok(Kind::Java),
             "ceiling" => Ok(Kind::Ceiling),
-            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, ours-1-reactor, java, ceiling)")),
+            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, ours-1-reactor, ours-acl, java, ceiling)")),
         }
     }
 }
@@ -49,6 +53,7 @@ impl fmt::Display for Kind {
             Kind::Ours => "ours",
             Kind::OursUnpinned => "ours-unpinned",
             Kind::OursOneReactor => "ours-1-reactor",
+            Kind::OursAcl => "ours-acl",
             Kind::Java => "java",
             Kind::Ceiling => "ceiling",
         })
@@ -103,6 +108,11 @@ impl Server {
             Kind::Ours => ours_command(launch, dir.path(), port, "")?,
             Kind::OursUnpinned => ours_command(launch, dir.path(), port, "pinThreads=false\n")?,
             Kind::OursOneReactor => ours_command(launch, dir.path(), port, "reactorThreads=1\n")?,
+            Kind::OursAcl => {
+                let file = dir.path().join("plain_acl.yml");
+                std::fs::write(&file, acl_accounts(true)).map_err(|e| e.to_string())?;
+                ours_command(launch, dir.path(), port, &format!("aclEnable=true\naclFile={}\n", file.display()))?
+            }
             Kind::Java => java_command(launch, dir.path(), port)?,
             Kind::Ceiling => {
                 let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -127,6 +137,11 @@ impl Server {
         let mut server = Server { kind, addr, child, watchdog, start_to_ready: Duration::ZERO, dir };
         server.wait_ready(t0)?;
         Ok(server)
+    }
+
+    /// The server's temporary directory (its config, logs and, for `ours-acl`, `plain_acl.yml`).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     pub fn pid(&self) -> u32 {
@@ -178,6 +193,18 @@ impl Drop for Server {
             let _ = w.wait();
         }
     }
+}
+
+/// The account the ACL scenario signs with.
+pub const ACL_READER: (&str, &str) = ("perf-reader", "perf-reader-secret");
+
+/// The `ours-acl` account file; `trust_loopback` lets unsigned setup traffic in.
+pub fn acl_accounts(trust_loopback: bool) -> String {
+    let white = if trust_loopback { "127.0.0.1" } else { "10.255.255.255" };
+    format!(
+        "globalWhiteRemoteAddresses:\n  - {white}\naccounts:\n  - accessKey: {}\n    secretKey: {}\n    admin: false\n",
+        ACL_READER.0, ACL_READER.1
+    )
 }
 
 /// Our server on `port` with its defaults, plus the `extra` properties lines.

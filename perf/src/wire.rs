@@ -27,6 +27,14 @@ pub fn route_request(topic: &str, opaque: i32, st: SerializeType) -> RemotingCom
     cmd
 }
 
+/// `cmd` with `AccessKey` and the `Signature` a Java client's `AclClientRPCHook` would add.
+pub fn signed(cmd: RemotingCommand, access_key: &str, secret: &str) -> RemotingCommand {
+    use namesrv::acl::signature;
+    let cmd = cmd.with_ext(signature::ACCESS_KEY, access_key);
+    let sig = signature::sign(cmd.ext_fields.as_ref().expect("has an AccessKey"), &cmd.body, secret.as_bytes());
+    cmd.with_ext(signature::SIGNATURE, sig)
+}
+
 /// A 5.x master's REGISTER_BROKER (uncompressed body).
 pub fn register_request(b: &BrokerIdent, body: Bytes, opaque: i32, st: SerializeType) -> RemotingCommand {
     let mut cmd = RemotingCommand::request(RequestCode::REGISTER_BROKER, opaque)
