@@ -26,7 +26,7 @@ use crate::protocol::RemotingCommand;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, Origin, WriteCommand, WriteOp};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
 const MAX_BATCH: usize = 1024;
@@ -206,6 +206,8 @@ impl Writer {
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
         let mut pending: Vec<(Origin, Reply)> = Vec::with_capacity(batch.len());
+        let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(_))).count();
+        let closes = events.len();
         for WriteCommand { origin, op } in batch.drain(..) {
             let reply = self.apply(&origin.request, op, &mut dirty);
             pending.push((origin, reply));
@@ -239,6 +241,11 @@ impl Writer {
             dirty = Dirty::default();
         }
         self.publish(&dirty);
+        // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
+        // `WriterMetrics::registrations`.
+        self.metrics.registrations.fetch_add(registrations as u64, Release);
+        self.metrics.connection_closes.fetch_add(closes as u64, Release);
+        self.metrics.expiry_scans.fetch_add(u64::from(expire), Release);
         let snap = self.cell.load_full();
         for (origin, reply) in pending {
             let req = &origin.request;
