@@ -134,6 +134,15 @@ pub struct WriterMetrics {
     pub live_brokers: AtomicU64,
     /// Brokers restored by a warm restart that have not re-registered yet.
     pub provisional_brokers: AtomicU64,
+    /// What the writer has done, counted only once the batch that did it is published (before its replies): so
+    /// whoever sees a count also sees the snapshot that followed, and can check a thing did *not* happen (a route
+    /// still there) by waiting for the event that could have changed it instead of sleeping. REGISTER_BROKER
+    /// requests applied (unchanged re-registrations and refused ones included),
+    pub registrations: AtomicU64,
+    /// closes of broker connections applied (whether or not they evicted anything),
+    pub connection_closes: AtomicU64,
+    /// and expiry scans run.
+    pub expiry_scans: AtomicU64,
 }
 
 impl WriterMetrics {
@@ -249,6 +258,18 @@ impl Metrics {
         metric(&mut o, "namesrv_writer_queue_depth", "gauge", "Writes waiting for the writer.", writer_queue_depth);
         metric(&mut o, "namesrv_writer_batches_total", "counter", "Writer batches.", w.batches.load(Relaxed));
         metric(&mut o, "namesrv_writer_commands_total", "counter", "Writes applied.", w.commands.load(Relaxed));
+        let registrations = w.registrations.load(Relaxed);
+        metric(&mut o, "namesrv_registrations_total", "counter", "REGISTER_BROKER requests applied.", registrations);
+        let closes = w.connection_closes.load(Relaxed);
+        metric(
+            &mut o,
+            "namesrv_broker_connection_closes_total",
+            "counter",
+            "Closes of broker connections applied, evicting or not.",
+            closes,
+        );
+        let scans = w.expiry_scans.load(Relaxed);
+        metric(&mut o, "namesrv_expiry_scans_total", "counter", "Expiry scans run.", scans);
         metric(
             &mut o,
             "namesrv_snapshot_publishes_total",

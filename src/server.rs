@@ -344,21 +344,6 @@ fn addr_text(config: &Config) -> String {
     format!("{}:{}", config.bind_address, config.listen_port)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bind_address_takes_bare_and_bracketed_ipv6() {
-        let at = |bind: &str| listen_addr(&Config { bind_address: bind.into(), listen_port: 9876, ..Config::default() });
-        assert_eq!(at("0.0.0.0"), Some("0.0.0.0:9876".parse().unwrap()));
-        assert_eq!(at("::"), Some("[::]:9876".parse().unwrap()));
-        assert_eq!(at("[::1]"), Some("[::1]:9876".parse().unwrap()));
-        assert_eq!(at(" 127.0.0.1 "), Some("127.0.0.1:9876".parse().unwrap()));
-        assert_eq!(at("localhost"), None);
-    }
-}
-
 /// One listening socket, cloned for every reactor: each polls it, accepts, and deals new connections round-robin
 /// (SO_REUSEPORT would let a second server bind the same port silently, which a drop-in must not allow).
 fn bind_listeners(config: &Config, n: usize) -> Result<Vec<TcpListener>, StartError> {
@@ -381,4 +366,20 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     socket.bind(&addr.into())?;
     socket.listen(backlog)?;
     Ok(socket.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_address_takes_bare_and_bracketed_ipv6() {
+        let at =
+            |bind: &str| listen_addr(&Config { bind_address: bind.into(), listen_port: 9876, ..Config::default() });
+        assert_eq!(at("0.0.0.0"), Some("0.0.0.0:9876".parse().unwrap()));
+        assert_eq!(at("::"), Some("[::]:9876".parse().unwrap()));
+        assert_eq!(at("[::1]"), Some("[::1]:9876".parse().unwrap()));
+        assert_eq!(at(" 127.0.0.1 "), Some("127.0.0.1:9876".parse().unwrap()));
+        assert_eq!(at("localhost"), None);
+    }
 }

@@ -1,9 +1,11 @@
 //! End-to-end tests of the core over raw frames on 127.0.0.1: registration, routes in both dialects and header
 //! encodings, eviction, pipelining, one-way requests, malformed frames, and the architecture's invariants.
-//! Time is moved by hand (`ManualClock`); no test sleeps longer than a few milliseconds at a time.
+//! Time is moved by hand (`ManualClock`). A check that something did not happen first waits for the event that
+//! could have made it happen (the writer's counts in `WriterMetrics`, a later reply), never for a fixed time.
 
 mod support;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +36,30 @@ impl Fixture {
     fn client(&self) -> Client {
         Client::connect(self.server.local_addr())
     }
+
+    /// Waits until the writer has applied `n` closes of broker connections in all, and checks it is not more. A
+    /// count is published before it is counted, so every route read after this sees what those closes did.
+    fn wait_for_closes(&self, n: u64) {
+        let closes = &self.server.metrics().writer.connection_closes;
+        wait_for_count(closes, n, "broker connection closes");
+    }
+
+    /// Waits for an expiry scan that read the clock after the caller last moved it. The scan counted next may have
+    /// read the clock before that; the one after it began once that one was counted, i.e. after this call began.
+    fn wait_for_a_fresh_scan(&self) {
+        let scans = &self.server.metrics().writer.expiry_scans;
+        let want = scans.load(Ordering::Acquire) + 2;
+        assert!(eventually(LIMIT, || scans.load(Ordering::Acquire) >= want), "no expiry scan within {LIMIT:?}");
+    }
+}
+
+/// Bounds a wait for something the server must do; only a failing test waits this long.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// Waits until `counter` reaches `n` and asserts it did not go past it.
+fn wait_for_count(counter: &AtomicU64, n: u64, what: &str) {
+    eventually(LIMIT, || counter.load(Ordering::Acquire) >= n);
+    assert_eq!(counter.load(Ordering::Acquire), n, "{what}");
 }
 
 const MASTER: Broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:10911", id: 0 };
@@ -124,12 +150,16 @@ fn connection_close_evicts_only_the_current_connection() {
     let mut new = fx.client();
     assert_eq!(new.request(MASTER.register(&["T", "TBW102"], 1, 513)).code, ResponseCode::SUCCESS);
     drop(old);
-    // The old connection no longer owns the live entry: the broker stays.
-    std::thread::sleep(Duration::from_millis(30));
-    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    // The old connection no longer owns the live entry: once its close is applied, the broker is still there.
+    fx.wait_for_closes(1);
+    assert_eq!(
+        route(&mut client, "T", 513, SerializeType::Json).code,
+        ResponseCode::SUCCESS,
+        "the close of a connection the broker left evicted it"
+    );
     drop(new);
-    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
-        == ResponseCode::TOPIC_NOT_EXIST));
+    fx.wait_for_closes(2);
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::TOPIC_NOT_EXIST);
 }
 
 /// A broker whose last request and close arrive together (one readiness event, or the close just after it) is
@@ -172,8 +202,12 @@ fn silent_broker_expires_after_its_timeout() {
     cmd = cmd.with_ext("heartbeatTimeoutMillis", "10000");
     assert_eq!(broker.request(cmd).code, ResponseCode::SUCCESS);
     fx.clock.advance_ms(9_000);
-    std::thread::sleep(Duration::from_millis(40)); // several 10 ms scans
-    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    fx.wait_for_a_fresh_scan();
+    assert_eq!(
+        route(&mut client, "T", 513, SerializeType::Json).code,
+        ResponseCode::SUCCESS,
+        "expired after 9 s of a 10 s timeout"
+    );
     // A heartbeat refreshes the entry.
     let hb = broker.request(
         new_cmd(RequestCode::BROKER_HEARTBEAT)
@@ -182,11 +216,15 @@ fn silent_broker_expires_after_its_timeout() {
     );
     assert_eq!(hb.code, ResponseCode::SUCCESS);
     fx.clock.advance_ms(9_000);
-    std::thread::sleep(Duration::from_millis(40));
-    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
+    fx.wait_for_a_fresh_scan();
+    assert_eq!(
+        route(&mut client, "T", 513, SerializeType::Json).code,
+        ResponseCode::SUCCESS,
+        "expired 9 s after a heartbeat, 18 s after registering"
+    );
     fx.clock.advance_ms(2_000);
-    assert!(eventually(Duration::from_secs(5), || route(&mut client, "T", 513, SerializeType::Json).code
-        == ResponseCode::TOPIC_NOT_EXIST));
+    fx.wait_for_a_fresh_scan();
+    assert_eq!(route(&mut client, "T", 513, SerializeType::Json).code, ResponseCode::TOPIC_NOT_EXIST);
     // Java closes the expired broker's channel too.
     broker.expect_closed(Duration::from_secs(5));
 }
@@ -223,13 +261,18 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
         let want = if missing { ResponseCode::TOPIC_NOT_EXIST } else { ResponseCode::SUCCESS };
         assert_eq!(r.code, want, "opaque {opaque} code {code}");
     }
-    c.expect_silence(Duration::from_millis(50));
+    // Requests are answered in order, so had a one-way request been answered, its reply would come before the
+    // next request's: the next frame must be that reply.
+    let next = new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO);
+    c.send_raw(&encode(&next));
+    let r = c.recv(Duration::from_secs(5)).expect("reply");
+    assert_eq!((r.opaque, r.code), (next.opaque, ResponseCode::SUCCESS), "a one-way request was answered: {r:?}");
     // An unknown one-way code gets nothing either; the same as a normal request gets code 3.
     let mut cmd = new_cmd(9999);
     cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
     c.send_raw(&encode(&cmd));
-    c.expect_silence(Duration::from_millis(50));
     let r = c.request(new_cmd(9999));
+    assert!(c.strays.is_empty(), "the one-way request was answered: {:?}", c.strays);
     assert_eq!(r.code, ResponseCode::REQUEST_CODE_NOT_SUPPORTED);
     assert_eq!(r.remark.as_deref(), Some(" request type 9999 not supported"));
     assert_eq!(r.flag & 1, 1);
@@ -384,21 +427,24 @@ fn deferred_registrations_keep_the_connection_order() {
     assert_eq!(replies.iter().map(|r| r.code).collect::<Vec<_>>(), [ResponseCode::SUCCESS, ResponseCode::SUCCESS]);
     assert_eq!(broker.request(MASTER.unregister()).code, ResponseCode::SUCCESS);
 
-    // Register and hang up at once, many times: the close must always win in the end.
+    // Register and hang up at once, many times: the close must always win. Each round waits until both the
+    // registration and the close are applied, in whatever order the server applied them, then looks.
     let mut client = fx.client();
+    let writer = &fx.server.metrics().writer;
     for round in 0..20 {
+        let registrations = writer.registrations.load(Ordering::Acquire);
+        let closes = writer.connection_closes.load(Ordering::Acquire);
         let mut b = fx.client();
         let mut frame = bytes::BytesMut::new();
         namesrv::protocol::frame::encode(&MASTER.register(&["Deferred", "D2"], round, 513), &mut frame);
         b.send_raw(&frame);
         drop(b);
-        assert!(
-            eventually(Duration::from_secs(10), || route(&mut client, "Deferred", 513, SerializeType::Json).code
-                == ResponseCode::TOPIC_NOT_EXIST),
+        wait_for_count(&writer.registrations, registrations + 1, "registrations");
+        wait_for_count(&writer.connection_closes, closes + 1, "broker connection closes");
+        assert_eq!(
+            route(&mut client, "Deferred", 513, SerializeType::Json).code,
+            ResponseCode::TOPIC_NOT_EXIST,
             "round {round}: the broker of a closed connection is still registered"
         );
     }
-    // A registration applied after its connection's close would show up now, and stay.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(route(&mut client, "Deferred", 513, SerializeType::Json).code, ResponseCode::TOPIC_NOT_EXIST);
 }

@@ -6,6 +6,7 @@ mod support;
 
 use std::io::{ErrorKind, Read};
 use std::net::TcpStream;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -282,28 +283,43 @@ fn peer_that_does_not_read_is_paused_then_closed() {
 
 /// GET_ALL_TOPIC_LIST requests answered so far, from /metrics' text.
 fn topic_list_replies(fx: &InProc) -> u64 {
-    let text = fx.server.metrics().render(&fx.server.snapshot(), 0);
-    let key = "namesrv_requests_total{code=\"GET_ALL_TOPIC_LIST_FROM_NAMESERVER\",result=\"success\"} ";
-    text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.parse().ok()).unwrap_or(0)
+    sample(fx, "namesrv_requests_total{code=\"GET_ALL_TOPIC_LIST_FROM_NAMESERVER\",result=\"success\"}")
 }
 
+/// The value of one sample of /metrics' text (`name` with its labels), 0 if there is none.
+fn sample(fx: &InProc, name: &str) -> u64 {
+    let text = fx.server.metrics().render(&fx.server.snapshot(), 0);
+    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// The idle timeout closes a connection for its silence alone: the clock moves past the idle limit (5 s) but
+/// nowhere near the broker's expiry (120 s), so nothing but the idle check can close the broker's connection; a
+/// connection that never registered a broker is closed too; and the broker goes as a closed connection's, not as
+/// an expired one.
 #[test]
 fn idle_connection_is_closed_and_its_broker_evicted() {
     let fx = InProc::start(|c| c.server_channel_max_idle_time_seconds = 5);
     let mut broker = fx.client();
     let r = broker.request(register(&BROKER, &topics("idle", 2)));
     assert_eq!(r.code, 0, "{:?}", r.remark);
-    // 6 s of silence: past the idle timeout, far from the broker's 120 s heartbeat timeout. The reactor stamps the
-    // connection active after writing the reply, which may be after we read it: advance again if the first step
-    // raced with that stamp.
-    let closed = eventually(WAIT, || {
-        fx.clock.advance_ms(6_000);
-        matches!(broker.recv(Duration::from_millis(100)), Err(e) if !e.contains("timed out"))
-    });
-    assert!(closed, "the idle connection is closed");
+    let mut quiet = fx.client();
+    assert_served(&mut quiet, "connecting");
+    // Each connection was last stamped active with the clock a reactor read before writing the reply we got: the
+    // start. One step of 6 s makes both idle.
+    fx.clock.advance_ms(6_000);
+    broker.expect_closed(WAIT);
+    quiet.expect_closed(WAIT);
+    // The broker's close reaches the writer asynchronously; counted once its eviction is published.
+    let closes = &fx.server.metrics().writer.connection_closes;
+    assert!(eventually(WAIT, || closes.load(Ordering::Acquire) >= 1), "the broker's close is applied");
     let mut fresh = fx.client();
-    let evicted = eventually(WAIT, || route(&mut fresh, "idle-000000").code == ResponseCode::TOPIC_NOT_EXIST);
-    assert!(evicted, "the idle broker's routes are gone");
+    assert_eq!(
+        route(&mut fresh, "idle-000000").code,
+        ResponseCode::TOPIC_NOT_EXIST,
+        "the idle broker's routes are gone"
+    );
+    assert_eq!(sample(&fx, "namesrv_evictions_total{cause=\"connection_closed\"}"), 1);
+    assert_eq!(sample(&fx, "namesrv_evictions_total{cause=\"expired\"}"), 0);
     assert_served(&mut fresh, "an idle close");
 }
 

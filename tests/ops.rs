@@ -58,6 +58,7 @@ fn metrics_and_json_endpoints() {
         "namesrv_queue_entries 2",
         "namesrv_connections_open 1",
         "namesrv_evictions_total{cause=\"expired\"} 0",
+        "namesrv_registrations_total 1",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }

@@ -26,7 +26,7 @@ use crate::protocol::RemotingCommand;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, Origin, WriteCommand, WriteOp};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
 const MAX_BATCH: usize = 1024;
@@ -207,6 +207,8 @@ impl Writer {
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
         let mut pending: Vec<(Origin, Reply, Option<Audit>)> = Vec::with_capacity(batch.len());
         let audit = crate::audit::enabled();
+        let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(_))).count();
+        let closes = events.len();
         for WriteCommand { origin, op } in batch.drain(..) {
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
@@ -248,6 +250,11 @@ impl Writer {
             dirty = Dirty::default();
         }
         self.publish(&dirty);
+        // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
+        // `WriterMetrics::registrations`.
+        self.metrics.registrations.fetch_add(registrations as u64, Release);
+        self.metrics.connection_closes.fetch_add(closes as u64, Release);
+        self.metrics.expiry_scans.fetch_add(u64::from(expire), Release);
         let snap = self.cell.load_full();
         for (origin, reply, audit) in pending {
             let req = &origin.request;

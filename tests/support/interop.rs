@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::broker::{cluster_info, route, wait_for, wait_registered, Broker};
 use super::mqadmin::{expected_bodies, JavaClient, MqAdmin};
+use super::observe::metric;
 use super::proc::OurNode;
 
 /// Tests that start brokers take this lock, so that a file's tests run one after another (two brokers booting at
@@ -228,10 +229,20 @@ pub fn admin_flow(peers: JavaPeers, tag: &str) {
     let r = route(ns.addr(), &topic).expect("route after wipe");
     assert_eq!(perms(&r), vec![4], "route after wipeWritePerm: {r}\nmqadmin said:\n{out}");
     // The broker re-registers every 10 s (forceRegister=true) with an unchanged DataVersion; as in Java, that does
-    // not touch queue data, so the wipe stays.
-    std::thread::sleep(Duration::from_secs(12));
+    // not touch queue data, so the wipe stays. The wipe was applied before mqadmin had its answer, and a
+    // registration is counted only once it is applied and published: any count past this one is a registration
+    // applied after the wipe.
+    let registrations = || metric(ns.http_addr(), "namesrv_registrations_total");
+    let before = registrations();
+    let (_, took) = wait_for(
+        "the broker's next registration",
+        Duration::from_secs(30),
+        || (registrations() > before).then_some(()),
+        || format!("{}\n{}", broker.log(), ns.log()),
+    );
     let r = route(ns.addr(), &topic).expect("route after wipe");
-    assert_eq!(perms(&r), vec![4], "route one registration period after wipeWritePerm: {r}\n{}", ns.log());
+    assert_eq!(perms(&r), vec![4], "route after a re-registration that followed wipeWritePerm: {r}\n{}", ns.log());
+    step(t0, &format!("the broker re-registered {took:?} after the wipe; the wipe stays"));
     let out = admin.ok(&nsaddr, &["addWritePerm", "-b", &broker_name]);
     assert!(
         out.contains(&format!("add write perm of broker[{broker_name}] in name server[{nsaddr}] OK")),

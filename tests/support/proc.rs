@@ -187,9 +187,11 @@ pub fn run(what: &str, mut cmd: Command, dir: &Path, timeout: Duration) -> Outpu
 }
 
 /// Our `mqnamesrv` on a port chosen once, so that it can be stopped and started again at the same address (the
-/// broker keeps the address in its `namesrvAddr`). Logs at `RUST_LOG=debug` unless `RUST_LOG` is set.
+/// broker keeps the address in its `namesrvAddr`), with its HTTP endpoint (`/metrics`) on another such port. Logs
+/// at `RUST_LOG=debug` unless `RUST_LOG` is set.
 pub struct OurNode {
     port: u16,
+    http_port: u16,
     dir: TempDir,
     proc: Option<Managed>,
     starts: u32,
@@ -198,7 +200,9 @@ pub struct OurNode {
 impl OurNode {
     pub fn start() -> OurNode {
         let dir = tempfile::Builder::new().prefix("interop-namesrv-").tempdir().expect("temp dir");
-        let mut node = OurNode { port: super::free_port(), dir, proc: None, starts: 0 };
+        let port = super::free_port();
+        let http_port = std::iter::repeat_with(super::free_port).find(|p| *p != port).expect("a second port");
+        let mut node = OurNode { port, http_port, dir, proc: None, starts: 0 };
         node.restart();
         node
     }
@@ -209,6 +213,11 @@ impl OurNode {
 
     pub fn addr_string(&self) -> String {
         self.addr().to_string()
+    }
+
+    /// The HTTP endpoint (`httpAddress`): `/metrics` for `observe::metric`.
+    pub fn http_addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.http_port))
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -238,6 +247,7 @@ impl OurNode {
             ("listenPort".to_string(), self.port.to_string()),
             ("bindAddress".to_string(), "127.0.0.1".to_string()),
             ("kvConfigPath".to_string(), self.dir.path().join("kvConfig.json").display().to_string()),
+            ("httpAddress".to_string(), self.http_addr().to_string()),
         ];
         let props_file = self.dir.path().join("namesrv.properties");
         super::write_properties(&props_file, &props);
