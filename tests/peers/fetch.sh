@@ -3,7 +3,8 @@
 #
 #   tests/peers/fetch.sh VERSION [ARTIFACT...]
 #
-# ARTIFACT is one of namesrv (default), broker, tools, client. All requested artifacts of one VERSION share one flat
+# ARTIFACT is one of namesrv (default), broker, tools, client, acl (4.x: `AclClientRPCHook` lives there; 5.x has it
+# in rocketmq-client). All requested artifacts of one VERSION share one flat
 # lib directory, like the official binary release:
 #
 #   ${NAMESRV_PEERS_CACHE:-$HOME/.cache/namesrv-peers}/<VERSION>/lib
@@ -19,7 +20,7 @@ die() {
     exit 1
 }
 
-[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 VERSION [namesrv|broker|tools|client ...]"
+[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 VERSION [namesrv|broker|tools|client|acl ...]"
 version=$1
 shift
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION must look like 5.5.0, got '$version'"
@@ -28,8 +29,8 @@ artifacts=("$@")
 [[ ${#artifacts[@]} -gt 0 ]] || artifacts=(namesrv)
 for a in "${artifacts[@]}"; do
     case $a in
-    namesrv | broker | tools | client) ;;
-    *) die "unknown artifact '$a' (expected namesrv, broker, tools or client)" ;;
+    namesrv | broker | tools | client | acl) ;;
+    *) die "unknown artifact '$a' (expected namesrv, broker, tools, client or acl)" ;;
     esac
 done
 
@@ -63,7 +64,7 @@ command -v mvn >/dev/null 2>&1 || die "mvn is not on PATH (Maven is needed to fe
 
 # The union of what was fetched before and what is asked now.
 want=()
-for a in namesrv broker tools client; do
+for a in namesrv broker tools client acl; do
     if [[ -f $dir/.fetched-$a ]] || printf '%s\n' "${artifacts[@]}" | grep -qx "$a"; then
         want+=("$a")
     fi

@@ -73,11 +73,27 @@ impl MqAdmin {
         );
         out.stdout
     }
+
+    /// The ACL credentials mqadmin signs with: `Some((accessKey, secretKey))` writes `$ROCKETMQ_HOME/conf/tools.yml`,
+    /// which `MQAdminStartup` (4.9.x and 5.x alike) reads on every run and turns into an `AclClientRPCHook` for the
+    /// sub-command's `DefaultMQAdminExt`; `None` removes it (mqadmin then signs nothing).
+    pub fn set_credentials(&self, credentials: Option<(&str, &str)>) {
+        let path = self.dir.path().join("conf/tools.yml");
+        match credentials {
+            Some((ak, sk)) => std::fs::write(&path, format!("accessKey: {ak}\nsecretKey: {sk}\n"))
+                .unwrap_or_else(|e| panic!("write {}: {e}", path.display())),
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
 }
 
-/// `InteropClient.java` compiled against `rocketmq-client` of one version.
+/// A Java client program from `tests/peers/java` (`InteropClient.java` unless told otherwise) compiled against
+/// `rocketmq-client` of one version.
 pub struct JavaClient {
     pub version: String,
+    program: String,
     lib: PathBuf,
     classes: PathBuf,
     dir: TempDir,
@@ -86,14 +102,37 @@ pub struct JavaClient {
 }
 
 impl JavaClient {
-    /// Fetches the client, compiles the program (once per version; the classes live under the cargo target dir).
+    /// Fetches the client, compiles `InteropClient.java` (once per version; the classes live under the cargo target
+    /// dir).
     pub fn new(version: &str) -> JavaClient {
-        let lib = super::java::fetch(version, &["client"]);
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/java/InteropClient.java");
-        let classes = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-java-client/{version}"));
+        Self::program(version, "InteropClient", &["client"])
+    }
+
+    /// `AclInteropClient.java` (producer, push consumer and route lookup signed by `AclClientRPCHook`): run it with
+    /// `run`. 4.x keeps `AclClientRPCHook` in `rocketmq-acl`, 5.x in `rocketmq-client`.
+    pub fn acl(version: &str) -> JavaClient {
+        let artifacts: &[&str] = if version.starts_with("4.") { &["client", "acl"] } else { &["client"] };
+        let mut client = Self::program(version, "AclInteropClient", artifacts);
+        // 5.x: warnings and errors to stderr instead of the broker jar's configuration found on the shared classpath
+        // (whose status dump fills stdout).
+        let logback = client.dir.path().join("conf/rmq.tools.logback.xml");
+        client.jvm_props.push(format!("-Drmq.logback.configurationFile={}", logback.display()));
+        client
+    }
+
+    /// Fetches `artifacts` of `version` and compiles `tests/peers/java/<program>.java` against them (once per
+    /// version and program).
+    fn program(version: &str, program: &str, artifacts: &[&str]) -> JavaClient {
+        let lib = super::java::fetch(version, artifacts);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/peers/java/{program}.java"));
+        let classes = if program == "InteropClient" {
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-java-client/{version}"))
+        } else {
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-java-client/{program}/{version}"))
+        };
         let dir = tempfile::Builder::new().prefix("interop-client-").tempdir().expect("temp dir");
         prepare_rocketmq_home(dir.path());
-        let stale = match (std::fs::metadata(&src), std::fs::metadata(classes.join("InteropClient.class"))) {
+        let stale = match (std::fs::metadata(&src), std::fs::metadata(classes.join(format!("{program}.class")))) {
             (Ok(s), Ok(c)) => s.modified().ok() > c.modified().ok(),
             _ => true,
         };
@@ -109,7 +148,7 @@ impl JavaClient {
                 .arg("-d")
                 .arg(tmp.path())
                 .arg(&src);
-            let out = run("javac InteropClient.java", cmd, dir.path(), Duration::from_secs(180));
+            let out = run(&format!("javac {program}.java"), cmd, dir.path(), Duration::from_secs(180));
             assert!(out.success(), "javac failed against {version}:\n{}\n{}", out.stdout, out.stderr);
             let staged = tmp.keep();
             let _ = std::fs::remove_dir_all(&classes);
@@ -117,7 +156,24 @@ impl JavaClient {
                 let _ = std::fs::remove_dir_all(&staged);
             }
         }
-        JavaClient { version: version.to_string(), lib, classes, dir, jvm_props: Vec::new() }
+        JavaClient {
+            version: version.to_string(),
+            program: program.to_string(),
+            lib,
+            classes,
+            dir,
+            jvm_props: Vec::new(),
+        }
+    }
+
+    /// Runs the program with `args` (the name server is among them) and returns whatever it printed; callers assert
+    /// on it.
+    pub fn run(&self, args: &[&str], timeout: Duration) -> Output {
+        let mut cmd = self.command(args);
+        if let Some(ns) = args.get(1) {
+            cmd.env("NAMESRV_ADDR", ns);
+        }
+        run(&format!("java {} {}", self.program, args.first().unwrap_or(&"")), cmd, self.dir.path(), timeout)
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -131,7 +187,7 @@ impl JavaClient {
                 self.dir.path().join("conf").display(),
                 self.lib.display()
             ))
-            .arg("InteropClient")
+            .arg(&self.program)
             .args(args)
             .current_dir(self.dir.path())
             .env("ROCKETMQ_HOME", self.dir.path())

@@ -8,6 +8,13 @@
 //	gopeer consume -n NS -t TOPIC -g GROUP -count N -prefix P -timeout 60s
 //	                                              -> "RECV <body>" per distinct body with that prefix, then "OK"
 //
+// Every subcommand also takes -ak ACCESS_KEY -sk SECRET_KEY: the client is then built with
+// primitive.Credentials{AccessKey, SecretKey}, so that it signs its requests (the client's own ACL interceptor adds
+// the AccessKey and Signature ext fields). Producers and push consumers sign what they send to the name server;
+// the admin client of v2.1.2 signs nothing it sends to the name server (it never hands its credentials to its
+// name-server client), so tests/interop_acl.rs uses produce/consume. produce -attempts N (default 21) bounds how
+// often one message is tried; -attempts 1 shows a refusal at once.
+//
 // Exit status 0 means the subcommand fully succeeded; anything else prints "FAIL <reason>" and exits 1.
 package main
 
@@ -46,18 +53,22 @@ func main() {
 	count := fs.Int("count", 10, "number of messages")
 	prefix := fs.String("prefix", "go-msg", "message body prefix")
 	timeout := fs.Duration("timeout", 60*time.Second, "overall timeout")
+	accessKey := fs.String("ak", "", "ACL access key (with -sk: sign every request)")
+	secretKey := fs.String("sk", "", "ACL secret key")
+	attempts := fs.Int("attempts", 21, "produce: how often one message is tried before giving up")
 	_ = fs.Parse(os.Args[2:])
 	if *ns == "" {
 		fail("-n is required")
 	}
 	addrs := strings.Split(*ns, ";")
 	resolver := primitive.NewPassthroughResolver(addrs)
+	creds := primitive.Credentials{AccessKey: *accessKey, SecretKey: *secretKey}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
 	switch os.Args[1] {
 	case "topics":
-		a, err := admin.NewAdmin(admin.WithResolver(resolver))
+		a, err := admin.NewAdmin(admin.WithResolver(resolver), admin.WithCredentials(creds))
 		if err != nil {
 			fail("admin: %v", err)
 		}
@@ -71,7 +82,7 @@ func main() {
 			fmt.Printf("TOPIC %s\n", t)
 		}
 	case "route":
-		a, err := admin.NewAdmin(admin.WithResolver(resolver))
+		a, err := admin.NewAdmin(admin.WithResolver(resolver), admin.WithCredentials(creds))
 		if err != nil {
 			fail("admin: %v", err)
 		}
@@ -89,6 +100,7 @@ func main() {
 			producer.WithGroupName(*group),
 			producer.WithRetry(2),
 			producer.WithSendMsgTimeout(10*time.Second),
+			producer.WithCredentials(creds),
 		)
 		if err != nil {
 			fail("producer: %v", err)
@@ -105,7 +117,7 @@ func main() {
 				if err == nil && res.Status == primitive.SendOK {
 					break
 				}
-				if attempt >= 20 || ctx.Err() != nil {
+				if attempt+1 >= *attempts || ctx.Err() != nil {
 					fail("send %d: %v %v", i, err, res)
 				}
 				time.Sleep(500 * time.Millisecond)
@@ -120,6 +132,7 @@ func main() {
 			consumer.WithNsResolver(resolver),
 			consumer.WithGroupName(*group),
 			consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+			consumer.WithCredentials(creds),
 		)
 		if err != nil {
 			fail("consumer: %v", err)
