@@ -80,5 +80,25 @@ fn register_bodies(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = frames, register_bodies }
+/// `aclEnable`: checking a signed route query (account lookup, HMAC-SHA1 over its ext fields, Base64, compare),
+/// next to the HMAC alone with a keyed state and with keying per call.
+fn acl(c: &mut Criterion) {
+    use namesrv::acl::{file, signature};
+    let acl = file::parse("accounts:\n  - {accessKey: perf-reader, secretKey: perf-reader-secret}\n").unwrap();
+    let req = route_request(SerializeType::Json).with_ext(signature::ACCESS_KEY, "perf-reader");
+    let sig = signature::sign(req.ext_fields.as_ref().unwrap(), &req.body, b"perf-reader-secret");
+    let req = req.with_ext(signature::SIGNATURE, sig);
+    let peer: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+    let mut g = c.benchmark_group("acl");
+    g.bench_function("check_signed_route_query", |b| b.iter(|| acl.check(peer, black_box(&req), false).is_ok()));
+    let ext = req.ext_fields.as_ref().unwrap();
+    let key = signature::Key::new(b"perf-reader-secret");
+    g.bench_function("sign_keyed", |b| b.iter(|| key.sign(black_box(ext), b"")));
+    g.bench_function("sign_keying_each_time", |b| {
+        b.iter(|| signature::sign(black_box(ext), b"", b"perf-reader-secret"))
+    });
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = frames, register_bodies, acl }
 criterion_main!(benches);

@@ -110,7 +110,8 @@ fn account(item: &Yaml) -> Result<Account, String> {
         // Java reads it with `Boolean.parseBoolean`-like leniency through its JSON conversion.
         Some(v) => scalar(v).is_some_and(|s| s.trim().eq_ignore_ascii_case("true")),
     };
-    Ok(Account { access_key, secret_key: secret_key.into_bytes(), white, admin })
+    let key = super::signature::Key::new(secret_key.as_bytes());
+    Ok(Account { access_key, secret_key: secret_key.into_bytes(), key, white, admin })
 }
 
 #[cfg(test)]

@@ -23,14 +23,26 @@ use address::AddressPattern;
 use crate::protocol::RemotingCommand;
 
 /// One account of the file.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Account {
     pub access_key: String,
     pub secret_key: Vec<u8>,
+    /// The HMAC keyed with `secret_key`, ready to clone.
+    pub key: signature::Key,
     /// `None`: usable from any address.
     pub white: Option<AddressPattern>,
     pub admin: bool,
 }
+
+/// Accounts are equal when what the file says is equal (the keyed HMAC follows from the secret).
+impl PartialEq for Account {
+    fn eq(&self, o: &Account) -> bool {
+        (&self.access_key, &self.secret_key, &self.white, self.admin)
+            == (&o.access_key, &o.secret_key, &o.white, o.admin)
+    }
+}
+
+impl Eq for Account {}
 
 /// Never prints the secret key.
 impl fmt::Debug for Account {
@@ -123,7 +135,7 @@ impl Acl {
             return Err(Refusal::NotFromAllowedAddress(access_key.into()));
         }
         let given = last(ext, signature::SIGNATURE).ok_or_else(|| Refusal::NoSignature(access_key.into()))?;
-        if !signature::verify(ext, &req.body, &account.secret_key, given) {
+        if !account.key.verify(ext, &req.body, given) {
             return Err(Refusal::BadSignature(access_key.into()));
         }
         if write && !account.admin {
