@@ -101,12 +101,17 @@ impl Run {
 }
 
 fn admin(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"))
-        .arg("admin")
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mqnamesrv");
+    admin_in(args, None)
+}
+
+/// `admin` with `ROCKETMQ_HOME` set to `home` (or unset, so that no `conf/tools.yml` of the machine signs).
+fn admin_in(args: &[&str], home: Option<&std::path::Path>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"));
+    cmd.arg("admin").args(args).env_remove("RUST_LOG").env_remove("ROCKETMQ_HOME");
+    if let Some(home) = home {
+        cmd.env("ROCKETMQ_HOME", home);
+    }
+    let out = cmd.output().expect("run mqnamesrv");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -462,4 +467,42 @@ fn against_the_java_namesrv() {
     let kinds: Vec<String> =
         run.json()["differences"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect();
     assert_eq!(kinds, ["broker_missing", "topic_missing", "topic_missing"]);
+}
+
+/// Against a server with `aclEnable=true`: unsigned writes and reads are refused; `--accessKey/--secretKey` or
+/// mqadmin's `$ROCKETMQ_HOME/conf/tools.yml` sign them.
+#[test]
+fn signs_with_keys_or_tools_yml_for_acl_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = dir.path().join("plain_acl.yml");
+    std::fs::write(&acl, "accounts:\n  - {accessKey: cliadmin, secretKey: cli-admin-secret, admin: true}\n").unwrap();
+    let config = Config {
+        bind_address: "127.0.0.1".into(),
+        listen_port: 0,
+        reactor_threads: 1,
+        pin_threads: false,
+        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
+        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
+        acl_enable: true,
+        acl_file: acl.to_string_lossy().into_owned(),
+        ..Config::default()
+    };
+    let server = server::start(config).expect("server starts");
+    let a = server.local_addr().to_string();
+    let put = ["-n", &a, "kv", "put", "NS", "k", "v"];
+
+    let run = admin(&put);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("NO_PERMISSION (16): [ACL] no AccessKey"), "{}", run.stderr);
+    let keys = ["--accessKey", "cliadmin", "--secretKey", "cli-admin-secret"];
+    let signed: Vec<&str> = put.iter().chain(keys.iter()).copied().collect();
+    admin(&signed).ok();
+    let wrong: Vec<&str> =
+        put.iter().chain(["--accessKey", "cliadmin", "--secretKey", "guessed-secret"].iter()).copied().collect();
+    assert!(admin(&wrong).stderr.contains("[ACL] signature check failed"));
+
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("conf")).unwrap();
+    std::fs::write(home.join("conf/tools.yml"), "accessKey: cliadmin\nsecretKey: cli-admin-secret\n").unwrap();
+    assert_eq!(admin_in(&["-n", &a, "kv", "get", "NS", "k"], Some(&home)).ok().stdout, "v\n");
 }

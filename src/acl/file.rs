@@ -62,6 +62,19 @@ pub fn parse(text: &str) -> Result<Acl, String> {
     Ok(Acl { global_white, accounts })
 }
 
+/// mqadmin's `conf/tools.yml`: `accessKey` and `secretKey` at the top level, the keys the admin CLI signs with.
+pub fn tools_credentials(text: &str) -> Result<(String, String), String> {
+    let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML: {e}"))?;
+    let Some(Yaml::Hash(map)) = docs.first() else {
+        return Err("expected accessKey and secretKey".into());
+    };
+    let get = |k: &str| map.get(&Yaml::String(k.into())).and_then(scalar).filter(|v| !v.is_empty());
+    match (get("accessKey"), get("secretKey")) {
+        (Some(ak), Some(sk)) => Ok((ak, sk)),
+        _ => Err("expected accessKey and secretKey".into()),
+    }
+}
+
 fn list<'a>(value: &'a Yaml, what: &str) -> Result<&'a [Yaml], String> {
     match value {
         Yaml::Array(items) => Ok(items),
@@ -151,6 +164,15 @@ mod tests {
             assert!(e.contains(says), "{text:?}: {e}");
             assert!(!e.contains("s3cretkey") && !e.contains("secret\""), "{e}");
         }
+    }
+
+    #[test]
+    fn tools_yml() {
+        assert_eq!(
+            tools_credentials("accessKey: rocketmq2\nsecretKey: 12345678\n"),
+            Ok(("rocketmq2".into(), "12345678".into()))
+        );
+        assert!(tools_credentials("accessKey: rocketmq2\n").is_err());
     }
 
     #[test]

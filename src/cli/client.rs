@@ -18,6 +18,8 @@ pub struct Client {
     timeout: Duration,
     buf: BytesMut,
     next_opaque: i32,
+    /// Sign every request as this account (`AccessKey`, `Signature`), as Java's `AclClientRPCHook` does.
+    sign: Option<(String, crate::acl::signature::Key)>,
 }
 
 impl Client {
@@ -39,12 +41,19 @@ impl Client {
                         timeout,
                         buf: BytesMut::with_capacity(64 * 1024),
                         next_opaque: 1,
+                        sign: None,
                     });
                 }
                 Err(e) => last = e.to_string(),
             }
         }
         Err(unreachable(last))
+    }
+
+    /// Signs every request with `credentials` from now on.
+    pub fn signing(mut self, credentials: Option<(String, crate::acl::signature::Key)>) -> Client {
+        self.sign = credentials;
+        self
     }
 
     pub fn addr(&self) -> &str {
@@ -59,7 +68,13 @@ impl Client {
     }
 
     /// Sends `cmd` and waits for the response with its opaque; other frames are skipped.
-    pub fn request(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
+    pub fn request(&mut self, mut cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
+        if let Some((ak, key)) = &self.sign {
+            use crate::acl::signature::{ACCESS_KEY, SIGNATURE};
+            cmd = cmd.with_ext(ACCESS_KEY, ak.as_str());
+            let sig = key.sign(cmd.ext_fields.as_ref().expect("has AccessKey"), &cmd.body);
+            cmd = cmd.with_ext(SIGNATURE, sig);
+        }
         let mut out = BytesMut::new();
         frame::encode(&cmd, &mut out);
         self.stream.write_all(&out).map_err(|e| self.io_error(format!("cannot send the request: {e}")))?;

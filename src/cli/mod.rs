@@ -47,6 +47,13 @@ pub struct AdminArgs {
     /// Print machine-readable JSON instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Sign requests with this account (`aclEnable` servers); without it, `$ROCKETMQ_HOME/conf/tools.yml` is used
+    /// if it exists, as mqadmin does.
+    #[arg(long = "accessKey", visible_alias = "access-key", value_name = "AK", global = true, requires = "secret_key")]
+    pub access_key: Option<String>,
+    /// The account's secret key (with --accessKey).
+    #[arg(long = "secretKey", visible_alias = "secret-key", value_name = "SK", global = true, requires = "access_key")]
+    pub secret_key: Option<String>,
     /// How long to wait for a connection and for each response, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 3000, global = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
@@ -192,11 +199,33 @@ fn json_text(value: &serde_json::Value) -> String {
     text
 }
 
+/// `--accessKey/--secretKey`, else mqadmin's `$ROCKETMQ_HOME/conf/tools.yml` (ignored with a warning if broken).
+fn credentials(args: &AdminArgs) -> Option<(String, crate::acl::signature::Key)> {
+    let (ak, sk) = match (&args.access_key, &args.secret_key) {
+        (Some(ak), Some(sk)) => (ak.clone(), sk.clone()),
+        _ => {
+            let home = std::env::var_os("ROCKETMQ_HOME")?;
+            let path = std::path::Path::new(&home).join("conf/tools.yml");
+            let text = std::fs::read_to_string(&path).ok()?;
+            match crate::acl::file::tools_credentials(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("mqnamesrv admin: warning: ignoring {}: {e}", path.display());
+                    return None;
+                }
+            }
+        }
+    };
+    Some((ak, crate::acl::signature::Key::new(sk.as_bytes())))
+}
+
 /// Options every command shares.
 pub struct Ctx {
     pub addrs: Vec<String>,
     pub json: bool,
     pub timeout: Duration,
+    /// The account requests are signed with, if any.
+    pub credentials: Option<(String, crate::acl::signature::Key)>,
 }
 
 impl Ctx {
@@ -212,7 +241,7 @@ impl Ctx {
         if addrs.is_empty() {
             addrs.push(DEFAULT_NAMESRV.to_string());
         }
-        Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout) }
+        Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout), credentials: credentials(args) }
     }
 
     /// The one server a read command talks to.
@@ -227,7 +256,7 @@ impl Ctx {
     }
 
     fn connect(&self, addr: &str) -> Result<Client, CliError> {
-        Client::connect(addr, self.timeout)
+        Client::connect(addr, self.timeout).map(|c| c.signing(self.credentials.clone()))
     }
 }
 
