@@ -204,11 +204,14 @@ pub fn acl_file(data: &[u8]) {
             }
         }
         Err(e) => {
-            for line in text.lines() {
-                if let Some((_, secret)) = line.split_once("secretKey:") {
-                    let secret = secret.trim().trim_matches(|c| c == '"' || c == '\'');
-                    assert!(secret.len() < 7 || !e.contains(secret), "error shows a secret: {e}");
-                }
+            let value = |line: &str, key: &str| {
+                line.split_once(key).map(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            };
+            // Access keys are named in errors on purpose; a secret that is part of one is not leaked by that.
+            let access_keys: Vec<String> = text.lines().filter_map(|l| value(l, "accessKey:")).collect();
+            for secret in text.lines().filter_map(|l| value(l, "secretKey:")) {
+                let named = access_keys.iter().any(|ak| ak.contains(&secret));
+                assert!(secret.len() < 7 || named || !e.contains(&secret), "error shows a secret: {e}");
             }
         }
     }
