@@ -25,25 +25,25 @@ pub fn enabled() -> bool {
 /// invalid, or with nothing to do.
 pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
     if enabled() {
+        let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
         let mut facts = request_facts(req);
         // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
         if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
             push(&mut facts, "claimedAccount", claimed);
         }
-        line(peer, account, req.code, &facts, response, false);
+        line(peer, account, req.code, &facts, code, remark, false);
     }
 }
 
-/// A write the writer applied (or failed to make durable). `routine`: it changed nothing an operator looks for.
-pub fn applied(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, response: &RemotingCommand, routine: bool) {
-    line(peer, account, code, facts, response, routine);
+/// A write the writer applied (or failed to make durable), answered `outcome` with `remark`. `routine`: it changed
+/// nothing an operator looks for.
+pub fn applied(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i32, remark: &str, routine: bool) {
+    line(peer, account, code, facts, outcome, remark, routine);
 }
 
-fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, response: &RemotingCommand, routine: bool) {
-    let request = crate::metrics::code_name(code);
+fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i32, remark: &str, routine: bool) {
+    let request = crate::protocol::code::request_name(code);
     let account = account.unwrap_or("-");
-    let outcome = response.code;
-    let remark = response.remark.as_deref().unwrap_or("");
     if routine && outcome == ResponseCode::SUCCESS {
         tracing::debug!(target: "audit", %peer, account, request, code, facts, outcome, remark, "request");
     } else {

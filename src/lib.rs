@@ -46,6 +46,7 @@ pub mod config;
 pub mod decoder;
 pub mod handlers;
 pub mod http;
+pub mod limit;
 pub mod metrics;
 pub mod model;
 pub mod persist;

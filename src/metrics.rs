@@ -7,37 +7,12 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::handlers::Limit;
-use crate::protocol::RequestCode as C;
+use crate::limit::Limit;
 use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
-/// The request codes counted separately; everything else is `other`.
-pub const CODES: [(i32, &str); 23] = [
-    (C::PUT_KV_CONFIG, "PUT_KV_CONFIG"),
-    (C::GET_KV_CONFIG, "GET_KV_CONFIG"),
-    (C::DELETE_KV_CONFIG, "DELETE_KV_CONFIG"),
-    (C::REGISTER_BROKER, "REGISTER_BROKER"),
-    (C::UNREGISTER_BROKER, "UNREGISTER_BROKER"),
-    (C::GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC"),
-    (C::GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO"),
-    (C::WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER"),
-    (C::GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
-    (C::DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV"),
-    (C::REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV"),
-    (C::GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE"),
-    (C::GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER"),
-    (C::GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS"),
-    (C::GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST"),
-    (C::GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST"),
-    (C::GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST"),
-    (C::UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG"),
-    (C::GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG"),
-    (C::QUERY_DATA_VERSION, "QUERY_DATA_VERSION"),
-    (C::ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER"),
-    (C::GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP"),
-    (C::BROKER_HEARTBEAT, "BROKER_HEARTBEAT"),
-];
+/// The request codes counted separately (every code the name server serves); everything else is `other`.
+use crate::protocol::code::REQUEST_NAMES as CODES;
 const N: usize = CODES.len() + 1;
 
 fn slot(code: i32) -> usize {
@@ -46,11 +21,6 @@ fn slot(code: i32) -> usize {
 
 fn name(slot: usize) -> &'static str {
     CODES.get(slot).map(|(_, n)| *n).unwrap_or("other")
-}
-
-/// A request code's name (`GET_ROUTEINFO_BY_TOPIC`), or `other`.
-pub fn code_name(code: i32) -> &'static str {
-    name(slot(code))
 }
 
 /// Upper bounds of the latency buckets, in microseconds.

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use namesrv::handlers::Limit;
+use namesrv::limit::Limit;
 use namesrv::protocol::{frame, RemotingCommand, RequestCode as C, ResponseCode};
 use support::client::Client;
 use support::eventually;
@@ -359,7 +359,7 @@ fn allow_list_refuses_writes_from_unlisted_peers_and_serves_reads() {
         let code = req.code;
         let r = c.request(req);
         assert_eq!(r.code, ResponseCode::NO_PERMISSION, "code {code}");
-        let name = namesrv::metrics::code_name(code);
+        let name = namesrv::protocol::code::request_name(code);
         let remark = format!("[ADMIN_ALLOW_LIST] 127.0.0.1 may not send {name} ({code}); allowed: 10.0.0.0/8");
         assert_eq!(r.remark.as_deref(), Some(remark.as_str()));
     }

@@ -172,7 +172,7 @@ fn get_kv(c: &mut Client) -> Option<String> {
 fn acl_requires_signatures_for_reads_and_admin_accounts_for_writes() {
     let AclServer { fx, _accounts: _keep, .. } = with_acl(ACCOUNTS);
     let mut c = fx.client();
-    let acl_hits = || fx.server.metrics().limit_hits(namesrv::handlers::Limit::Acl);
+    let acl_hits = || fx.server.metrics().limit_hits(namesrv::limit::Limit::Acl);
 
     // 127.0.0.1 is not on the trusted network: an unsigned read is refused.
     let r = c.request(route_req("T"));

@@ -163,17 +163,7 @@ fn first_line(s: &str) -> &str {
 
 /// The Java name of a response code, or "error".
 pub fn code_name(code: i32) -> &'static str {
-    match code {
-        ResponseCode::SUCCESS => "SUCCESS",
-        ResponseCode::SYSTEM_ERROR => "SYSTEM_ERROR",
-        ResponseCode::SYSTEM_BUSY => "SYSTEM_BUSY",
-        ResponseCode::REQUEST_CODE_NOT_SUPPORTED => "REQUEST_CODE_NOT_SUPPORTED",
-        ResponseCode::NO_PERMISSION => "NO_PERMISSION",
-        ResponseCode::TOPIC_NOT_EXIST => "TOPIC_NOT_EXIST",
-        ResponseCode::QUERY_NOT_FOUND => "QUERY_NOT_FOUND",
-        ResponseCode::GO_AWAY => "GO_AWAY",
-        _ => "error",
-    }
+    crate::protocol::code::response_name(code)
 }
 
 /// What a command prints on stdout and the exit code it ends with.

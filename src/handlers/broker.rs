@@ -1,7 +1,8 @@
 //! Broker-facing requests: 103 REGISTER_BROKER, 104 UNREGISTER_BROKER, 904 BROKER_HEARTBEAT, 322 QUERY_DATA_VERSION.
 //! Decoding, CRC and body checks happen here on the reactor (in parallel); the writer only applies.
 
-use super::{body_of, success, system_error, Action, Ctx, Limit};
+use super::{body_of, success, system_error, Action, Ctx};
+use crate::limit::Limit;
 use crate::model::NAMESPACE_ORDER_TOPIC_CONFIG;
 use crate::protocol::{body, RemotingCommand, ResponseCode};
 use crate::state::routes::{RegisterBroker, RegisterOutcome, UnregisterBroker};
@@ -9,7 +10,7 @@ use crate::state::Snapshot;
 use crate::writer::command::WriteOp;
 
 /// Remark Java gives a refused registration (§5.3 step 7).
-pub const REGISTER_FAILED: &str = "register broker failed";
+pub use crate::state::routes::REGISTER_FAILED;
 /// Remark Java gives a body whose CRC does not match `bodyCrc32`.
 pub const CRC_MISMATCH: &str = "crc32 not match";
 

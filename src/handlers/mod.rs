@@ -14,9 +14,11 @@ pub mod topic;
 use std::net::IpAddr;
 
 use crate::acl::Caller;
+use crate::limit::Limit;
+pub use crate::protocol::command::{reply, success, system_busy, system_error, OVERLOAD_REMARK};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::state::{ConnId, Snapshot};
-use crate::writer::command::WriteOp;
+use crate::writer::command::{Outcome, WriteOp};
 
 /// What the reactor knows when it runs a handler.
 pub struct Ctx<'a> {
@@ -45,44 +47,6 @@ pub enum Action {
     Refused(RemotingCommand, Limit),
 }
 
-/// The configured limits a peer can go over (docs/decisions/0006); also the `limit` label of
-/// `namesrv_limit_hits_total`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    AdminAllowList,
-    Acl,
-    TopicsPerRegistration,
-    InflatedBody,
-    Connections,
-    PendingWritePaused,
-    PendingWriteClosed,
-}
-
-impl Limit {
-    pub const ALL: [Limit; 7] = [
-        Limit::AdminAllowList,
-        Limit::Acl,
-        Limit::TopicsPerRegistration,
-        Limit::InflatedBody,
-        Limit::Connections,
-        Limit::PendingWritePaused,
-        Limit::PendingWriteClosed,
-    ];
-
-    /// The metric label and log field.
-    pub fn name(self) -> &'static str {
-        match self {
-            Limit::AdminAllowList => "admin_allow_list",
-            Limit::Acl => "acl",
-            Limit::TopicsPerRegistration => "topics_per_registration",
-            Limit::InflatedBody => "inflated_body",
-            Limit::Connections => "connections",
-            Limit::PendingWritePaused => "pending_write_paused",
-            Limit::PendingWriteClosed => "pending_write_closed",
-        }
-    }
-}
-
 /// Requests that change state: with `adminAllowList` set, only listed peers may send them. Heartbeats (904) and
 /// QUERY_DATA_VERSION (322) count: they keep a broker alive, so a peer that may not register a broker may not keep
 /// one alive either. Unknown codes are not writes (they are answered "not supported" whoever sends them).
@@ -109,7 +73,7 @@ fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<RemotingCo
     if !is_write(req.code) || list.allows(ctx.peer) {
         return None;
     }
-    let name = crate::metrics::code_name(req.code);
+    let name = crate::protocol::code::request_name(req.code);
     let remark = format!("[ADMIN_ALLOW_LIST] {} may not send {name} ({}); allowed: {list}", ctx.peer, req.code);
     Some(reply(req, ResponseCode::NO_PERMISSION, Some(remark)))
 }
@@ -187,27 +151,16 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
     }
 }
 
-/// A response with a code and optional remark.
-pub fn reply(req: &RemotingCommand, code: i32, remark: Option<String>) -> RemotingCommand {
-    RemotingCommand::response_to(req, code, remark)
-}
-
-/// SUCCESS with no remark.
-pub fn success(req: &RemotingCommand) -> RemotingCommand {
-    RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
-}
-
-/// SYSTEM_ERROR with a remark.
-pub fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> RemotingCommand {
-    RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some(remark.into()))
-}
-
-/// Java's remark for a full executor queue.
-pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
-
-/// SYSTEM_BUSY with Java's `[OVERLOAD]` remark: a queue (the writer's, the decoder's) is full.
-pub fn system_busy(req: &RemotingCommand) -> RemotingCommand {
-    RemotingCommand::response_to(req, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into()))
+/// The reply to a write the writer applied, built on the reactor that decoded `req` (a header-only copy) from the
+/// writer's outcome and the snapshot it loads now (published before the outcome was sent, invariant 1).
+pub fn complete(req: &RemotingCommand, outcome: Outcome, snap: &Snapshot) -> RemotingCommand {
+    match outcome {
+        Outcome::Done => success(req),
+        Outcome::Registered(result) => broker::register_reply(req, result, snap),
+        Outcome::PermChanged(n) => topic::perm_reply(req, n),
+        Outcome::DataVersion { changed, stored } => broker::query_data_version_reply(req, changed, stored),
+        Outcome::NotDurable(e) => system_error(req, e),
+    }
 }
 
 /// `dispatch`, with a panic turned into SYSTEM_ERROR: a bug in one handler must not take down the thread (a

@@ -30,6 +30,62 @@ pub mod RequestCode {
     pub const NOTIFY_MIN_BROKER_ID_CHANGE: i32 = 905;
 }
 
+/// Every request code the name server serves with its Java name: the one table that metrics, the audit trail and
+/// the admin CLI name codes by.
+pub const REQUEST_NAMES: [(i32, &str); 23] = {
+    use RequestCode as C;
+    [
+        (C::PUT_KV_CONFIG, "PUT_KV_CONFIG"),
+        (C::GET_KV_CONFIG, "GET_KV_CONFIG"),
+        (C::DELETE_KV_CONFIG, "DELETE_KV_CONFIG"),
+        (C::REGISTER_BROKER, "REGISTER_BROKER"),
+        (C::UNREGISTER_BROKER, "UNREGISTER_BROKER"),
+        (C::GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC"),
+        (C::GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO"),
+        (C::WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER"),
+        (C::GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
+        (C::DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV"),
+        (C::REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV"),
+        (C::GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE"),
+        (C::GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER"),
+        (C::GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS"),
+        (C::GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST"),
+        (C::GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST"),
+        (C::GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST"),
+        (C::UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG"),
+        (C::GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG"),
+        (C::QUERY_DATA_VERSION, "QUERY_DATA_VERSION"),
+        (C::ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER"),
+        (C::GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP"),
+        (C::BROKER_HEARTBEAT, "BROKER_HEARTBEAT"),
+    ]
+};
+
+/// A request code's Java name (`GET_ROUTEINFO_BY_TOPIC`), or `other` for codes the name server does not serve.
+pub fn request_name(code: i32) -> &'static str {
+    REQUEST_NAMES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n).unwrap_or("other")
+}
+
+/// Every response code the name server produces with its Java name.
+pub const RESPONSE_NAMES: [(i32, &str); 8] = {
+    use ResponseCode as R;
+    [
+        (R::SUCCESS, "SUCCESS"),
+        (R::SYSTEM_ERROR, "SYSTEM_ERROR"),
+        (R::SYSTEM_BUSY, "SYSTEM_BUSY"),
+        (R::REQUEST_CODE_NOT_SUPPORTED, "REQUEST_CODE_NOT_SUPPORTED"),
+        (R::NO_PERMISSION, "NO_PERMISSION"),
+        (R::TOPIC_NOT_EXIST, "TOPIC_NOT_EXIST"),
+        (R::QUERY_NOT_FOUND, "QUERY_NOT_FOUND"),
+        (R::GO_AWAY, "GO_AWAY"),
+    ]
+};
+
+/// A response code's Java name, or `error`.
+pub fn response_name(code: i32) -> &'static str {
+    RESPONSE_NAMES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n).unwrap_or("error")
+}
+
 /// Response codes the name server produces.
 #[allow(non_snake_case)]
 pub mod ResponseCode {

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::code::{LanguageCode, SerializeType};
+use super::code::{LanguageCode, ResponseCode, SerializeType};
 
 /// Bit 0 of `flag`: set on responses.
 pub const FLAG_RESPONSE: i32 = 1;
@@ -146,6 +146,30 @@ fn parse_java_long(s: &str) -> Option<i64> {
         return None;
     }
     s.parse().ok()
+}
+
+/// The replies every part of the server builds: handlers, the writer's completions, the reactors' refusals.
+/// A response with a code and optional remark.
+pub fn reply(req: &RemotingCommand, code: i32, remark: Option<String>) -> RemotingCommand {
+    RemotingCommand::response_to(req, code, remark)
+}
+
+/// SUCCESS with no remark.
+pub fn success(req: &RemotingCommand) -> RemotingCommand {
+    RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
+}
+
+/// SYSTEM_ERROR with a remark.
+pub fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> RemotingCommand {
+    RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some(remark.into()))
+}
+
+/// Java's remark for a full executor queue.
+pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
+
+/// SYSTEM_BUSY with Java's `[OVERLOAD]` remark: a queue (the writer's, the decoder's) is full.
+pub fn system_busy(req: &RemotingCommand) -> RemotingCommand {
+    RemotingCommand::response_to(req, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into()))
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ impl Conn {
     }
 
     /// True the first time this connection goes over `limit`: log then, count always.
-    pub fn first_time_over(&mut self, limit: crate::handlers::Limit) -> bool {
+    pub fn first_time_over(&mut self, limit: crate::limit::Limit) -> bool {
         let bit = 1u8 << (limit as u8);
         let first = self.limits_logged & bit == 0;
         self.limits_logged |= bit;

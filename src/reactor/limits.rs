@@ -6,7 +6,7 @@
 use tracing::warn;
 
 use super::{Reactor, REFUSAL_LOG_INTERVAL_MS};
-use crate::handlers::Limit;
+use crate::limit::Limit;
 
 impl Reactor {
     /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.

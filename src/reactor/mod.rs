@@ -25,7 +25,8 @@ use tracing::{debug, error, warn};
 
 use crate::clock::Clock;
 use crate::handlers::route_cache::RouteCache;
-use crate::handlers::{self, Action, Ctx, Limit};
+use crate::handlers::{self, Action, Ctx};
+use crate::limit::Limit;
 use crate::metrics::ReactorMetrics;
 use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
@@ -497,6 +498,10 @@ impl Reactor {
         let mut touched_read: Vec<usize> = Vec::new();
         while let Ok(c) = self.inbox.try_recv() {
             match c {
+                Completion::Done { conn, request, outcome, received } => {
+                    let response = handlers::complete(&request, outcome, &self.shared.cell.load());
+                    self.reply(conn, &response, request.code, received, &mut touched, &mut touched_read);
+                }
                 Completion::Reply { conn, response, code, received } => {
                     self.reply(conn, &response, code, received, &mut touched, &mut touched_read);
                 }

@@ -114,17 +114,19 @@ pub fn submit(
     writer.try_send(Box::new(command)).map_err(|e| {
         let (c, response) = match e {
             crossbeam_channel::TrySendError::Full(c) => {
-                let busy = crate::handlers::system_busy(&c.origin.request);
+                let busy = crate::protocol::command::system_busy(&c.origin.request);
                 (c, busy)
             }
             crossbeam_channel::TrySendError::Disconnected(c) => {
-                let stopping = crate::handlers::system_error(&c.origin.request, "name server is shutting down");
+                let stopping =
+                    crate::protocol::command::system_error(&c.origin.request, "name server is shutting down");
                 (c, stopping)
             }
         };
         if crate::audit::enabled() {
             let o = &c.origin;
-            crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), &response, false);
+            let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
+            crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), code, remark, false);
         }
         response
     })
@@ -137,17 +139,47 @@ pub enum ConnEvent {
     Closed(ConnId),
 }
 
+/// What the writer did with one command. The reply is built from it where the request was decoded
+/// (`handlers::complete`), so the writer never builds wire replies.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Applied; the reply is SUCCESS.
+    Done,
+    /// REGISTER_BROKER applied (`Some`: master/HA addresses, notices sent) or refused (`None`).
+    Registered(crate::state::routes::RegisterOutcome),
+    /// WIPE/ADD_WRITE_PERM_OF_BROKER: how many topics changed.
+    PermChanged(i32),
+    /// QUERY_DATA_VERSION: whether the broker's DataVersion differs from the stored one, and the stored one.
+    DataVersion { changed: bool, stored: Option<DataVersion> },
+    /// A KV or config change that could not be made durable; it was rolled back.
+    NotDurable(String),
+}
+
+impl Outcome {
+    /// The response code the reply will carry (for the audit trail, before the reply exists).
+    pub fn code(&self) -> i32 {
+        use crate::protocol::ResponseCode;
+        match self {
+            Outcome::Registered(None) | Outcome::NotDurable(_) => ResponseCode::SYSTEM_ERROR,
+            _ => ResponseCode::SUCCESS,
+        }
+    }
+}
+
 /// What the writer hands back to a reactor.
 #[derive(Debug)]
 pub enum Completion {
-    /// Send this response on `conn` if it is still the same connection.
+    /// The outcome of `request` (a header-only copy) from `conn`; the reactor builds the reply if the connection is
+    /// still the same.
+    Done { conn: ConnId, request: RemotingCommand, outcome: Outcome, received: std::time::Instant },
+    /// Send this response (built by the decoder thread) on `conn` if it is still the same connection.
     Reply { conn: ConnId, response: RemotingCommand, code: i32, received: std::time::Instant },
     /// A request refused for a limit (by the decoder thread): sent like `Reply`, counted and logged as a refusal.
     Refused {
         conn: ConnId,
         response: RemotingCommand,
         code: i32,
-        limit: crate::handlers::Limit,
+        limit: crate::limit::Limit,
         received: std::time::Instant,
     },
     /// Close `conn` (its broker expired).

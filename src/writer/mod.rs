@@ -19,13 +19,11 @@ use tracing::{debug, warn};
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::handlers::{self, broker, topic};
 use crate::metrics::WriterMetrics;
 use crate::persist;
-use crate::protocol::RemotingCommand;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{Completion, ConnEvent, Origin, WriteCommand, WriteOp};
+use command::{Completion, ConnEvent, Origin, Outcome, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
@@ -205,21 +203,21 @@ impl Writer {
         let mut dirty = Dirty::default();
         // Cheap clones (shared maps): restored if the batch's KV/config changes cannot be made durable.
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
-        let mut pending: Vec<(Origin, Reply, Option<Audit>)> = Vec::with_capacity(batch.len());
+        let mut pending: Vec<(Origin, Outcome, Option<Audit>)> = Vec::with_capacity(batch.len());
         let audit = crate::audit::enabled();
         let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(_))).count();
         let closes = events.len();
         for WriteCommand { origin, op } in batch.drain(..) {
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
-            let reply = self.apply(&origin.request, op, &mut dirty);
+            let outcome = self.apply(op, &mut dirty);
             let audit = facts.map(|(facts, liveness, before)| Audit {
                 facts,
                 routine: liveness
                     || (origin.request.code == crate::protocol::RequestCode::REGISTER_BROKER
                         && self.tables.generation() == before),
             });
-            pending.push((origin, reply, audit));
+            pending.push((origin, outcome, audit));
         }
         for ev in events.drain(..) {
             let ConnEvent::Closed(conn) = ev;
@@ -255,31 +253,32 @@ impl Writer {
         self.metrics.registrations.fetch_add(registrations as u64, Release);
         self.metrics.connection_closes.fetch_add(closes as u64, Release);
         self.metrics.expiry_scans.fetch_add(u64::from(expire), Release);
-        let snap = self.cell.load_full();
-        for (origin, reply, audit) in pending {
-            let req = &origin.request;
-            let response = match reply {
-                Reply::Ready(r) => r,
-                Reply::Registered(outcome) => broker::register_reply(req, outcome, &snap),
-                Reply::Durable(r) => match &durable {
-                    Ok(()) => r,
-                    Err(e) => handlers::system_error(req, e.clone()),
-                },
-            };
-            if let Some(a) = audit {
-                crate::audit::applied(origin.peer, origin.account.as_deref(), req.code, &a.facts, &response, a.routine);
+        for (origin, mut outcome, audit) in pending {
+            if let Err(e) = &durable {
+                if is_durable(origin.request.code) {
+                    outcome = Outcome::NotDurable(e.clone());
+                }
             }
-            if req.is_oneway() {
+            if let Some(a) = audit {
+                let remark = match &outcome {
+                    Outcome::NotDurable(e) => e.as_str(),
+                    Outcome::Registered(None) => crate::state::routes::REGISTER_FAILED,
+                    _ => "",
+                };
+                let (peer, account) = (origin.peer, origin.account.as_deref());
+                crate::audit::applied(peer, account, origin.request.code, &a.facts, outcome.code(), remark, a.routine);
+            }
+            if origin.request.is_oneway() {
                 continue;
             }
-            let (conn, code, received) = (origin.conn, req.code, origin.received);
-            self.push(conn.reactor, Completion::Reply { conn, response, code, received });
+            let Origin { conn, request, received, .. } = origin;
+            self.push(conn.reactor, Completion::Done { conn, request, outcome, received });
         }
         self.flush();
     }
 
     /// Takes the op by value: a registration's body (thousands of topics) moves into the tables, never copied.
-    fn apply(&mut self, req: &RemotingCommand, op: WriteOp, dirty: &mut Dirty) -> Reply {
+    fn apply(&mut self, op: WriteOp, dirty: &mut Dirty) -> Outcome {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
@@ -291,17 +290,17 @@ impl Writer {
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
-                Reply::Registered(outcome)
+                Outcome::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
                 let notices = self.tables.unregister_brokers(std::slice::from_ref(&u), s);
                 self.log_evictions(std::slice::from_ref(&u), EvictionCause::Unregistered);
                 self.send_notices(notices);
-                Reply::Ready(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::BrokerHeartbeat { cluster, addr } => {
                 self.tables.heartbeat(&cluster, &addr, now);
-                Reply::Ready(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::QueryDataVersion { cluster, addr, data_version } => {
                 let (changed, stored) = match data_version {
@@ -309,33 +308,33 @@ impl Writer {
                     // Without a DataVersion Java reports "changed" (nothing equals null), and still refreshes.
                     None => (true, self.tables.query_data_version(&cluster, &addr, &Default::default(), now).1),
                 };
-                Reply::Ready(broker::query_data_version_reply(req, changed, stored))
+                Outcome::DataVersion { changed, stored }
             }
             WriteOp::WipeWritePerm { broker_name } => {
                 let n = self.tables.wipe_write_perm(&broker_name);
-                Reply::Ready(topic::perm_reply(req, n))
+                Outcome::PermChanged(n)
             }
             WriteOp::AddWritePerm { broker_name } => {
                 let n = self.tables.add_write_perm(&broker_name);
-                Reply::Ready(topic::perm_reply(req, n))
+                Outcome::PermChanged(n)
             }
             WriteOp::DeleteTopic { topic, cluster } => {
                 self.tables.delete_topic(&topic, cluster.as_deref());
-                Reply::Ready(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::RegisterTopic { topic, queue_datas } => {
                 self.tables.register_topic(&topic, queue_datas);
-                Reply::Ready(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::PutKv { namespace, key, value } => {
                 self.kv.put(&namespace, &key, value.as_deref());
                 dirty.kv = true;
-                Reply::Durable(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::DeleteKv { namespace, key } => {
                 self.kv.delete(&namespace, &key);
                 dirty.kv = true;
-                Reply::Durable(handlers::success(req))
+                Outcome::Done
             }
             WriteOp::UpdateConfig { pairs } => {
                 let mut next = (*self.config).clone();
@@ -351,7 +350,7 @@ impl Writer {
                 }
                 self.config = Arc::new(next);
                 dirty.config = true;
-                Reply::Durable(handlers::success(req))
+                Outcome::Done
             }
         }
     }
@@ -435,11 +434,10 @@ struct Audit {
     routine: bool,
 }
 
-/// A reply decided while applying; some need the published snapshot or the durability result first.
-enum Reply {
-    Ready(RemotingCommand),
-    Registered(crate::state::routes::RegisterOutcome),
-    Durable(RemotingCommand),
+/// Requests whose change must be on disk before it is acknowledged; a failed write answers SYSTEM_ERROR.
+fn is_durable(code: i32) -> bool {
+    use crate::protocol::RequestCode as C;
+    matches!(code, C::PUT_KV_CONFIG | C::DELETE_KV_CONFIG | C::UPDATE_NAMESRV_CONFIG)
 }
 
 fn ahash_of(s: &str) -> u64 {

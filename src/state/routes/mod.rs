@@ -65,6 +65,9 @@ pub struct RegisterResult {
     pub notices: Vec<MinBrokerIdNotice>,
 }
 
+/// Java's remark when a registration is refused (§5.3 step 7).
+pub const REGISTER_FAILED: &str = "register broker failed";
+
 /// `None` from `register_broker` = refused ("register broker failed", §5.3 step 7).
 pub type RegisterOutcome = Option<RegisterResult>;
 
