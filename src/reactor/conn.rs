@@ -7,7 +7,7 @@ use bytes::BytesMut;
 use mio::net::TcpStream;
 use tracing::warn;
 
-use super::transport::{self, Transport};
+use super::transport::{self, ReadOutcome, Transport};
 
 pub struct Conn {
     pub stream: TcpStream,
@@ -44,14 +44,6 @@ pub struct Outbound {
     pub connected: bool,
     /// Queued notifications not written by then are dropped (Java's one-way timeout).
     pub deadline: Option<std::time::Instant>,
-}
-
-/// What a read pass found.
-pub enum ReadOutcome {
-    /// Drained to WouldBlock; the connection is open.
-    Open,
-    /// The peer closed its side, or the socket failed.
-    Closed,
 }
 
 impl Conn {

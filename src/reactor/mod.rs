@@ -1,6 +1,7 @@
-//! A reactor: one mio `Poll` on one (pinned) thread. It accepts connections on its own SO_REUSEPORT listener,
-//! reads and decodes frames, answers reads from one snapshot load per request, forwards writes to the writer, and
-//! delivers the writer's completions (woken once per writer batch).
+//! A reactor: one mio `Poll` on one (pinned) thread. It polls the listening socket all reactors share, accepts and
+//! deals new connections round-robin (decision 0001), reads and decodes frames, answers reads from one snapshot load
+//! per request, forwards writes to the writer, and turns the writer's outcomes into replies (woken once per writer
+//! batch).
 //!
 //! Owns: sockets and their buffers. Must never: mutate routing state, block (the writer channel is `try_send`;
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
@@ -32,7 +33,8 @@ use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
 use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
 use crate::writer::ReactorLink;
-use conn::{Conn, ReadOutcome};
+use conn::Conn;
+use transport::ReadOutcome;
 
 const LISTENER: Token = Token(usize::MAX - 1);
 pub const WAKER: Token = Token(usize::MAX - 2);

@@ -16,8 +16,15 @@ use mio::net::TcpStream;
 use rustls::ServerConnection;
 use tracing::warn;
 
-use super::conn::ReadOutcome;
 use crate::tls::{TlsMode, TlsSetup, HANDSHAKE_RECORD};
+
+/// What a read pass found.
+pub enum ReadOutcome {
+    /// Drained to WouldBlock; the connection is open.
+    Open,
+    /// The peer closed its side, or the socket failed.
+    Closed,
+}
 
 pub enum Transport {
     /// Plain remoting frames: outbound connections, and inbound ones whose first byte was not a TLS handshake.
