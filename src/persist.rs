@@ -28,13 +28,19 @@ pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         // The backup is a convenience copy for operators; the main file never depends on it.
         let _ = fs::copy(path, bak_path(path));
     }
-    let tmp = with_suffix(path, ".tmp");
+    // Unique per save: two saves of one file (a periodic one and the last one at shutdown) never share a temp file.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = with_suffix(path, &format!(".tmp.{}.{n}", std::process::id()));
     {
         let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
-    fs::rename(&tmp, path)?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }

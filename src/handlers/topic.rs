@@ -42,9 +42,17 @@ pub fn all_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
         return Action::Reply(system_error(req, DISABLED));
     }
     let snap = ctx.snapshot;
-    let body =
-        snap.all_topics_body.get_or_init(|| body_of(|out| body::encode_topic_list(&snap.routes.all_topics(), out)));
-    Action::Reply(success(req).with_body(body.clone()))
+    // Never `get_or_init`: a second reactor asking while the first encodes would block on it. Two reactors may
+    // each encode the body once per snapshot; the first to finish keeps it.
+    let body = match snap.all_topics_body.get() {
+        Some(body) => body.clone(),
+        None => {
+            let body = body_of(|out| body::encode_topic_list(&snap.routes.all_topics(), out));
+            let _ = snap.all_topics_body.set(body.clone());
+            body
+        }
+    };
+    Action::Reply(success(req).with_body(body))
 }
 
 /// 216: `clusterName` non-empty → only that cluster's brokers' queue data. Java 5.5.0 answers SUCCESS without a

@@ -8,6 +8,8 @@
 //! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
 
 pub mod command;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,6 +59,8 @@ pub struct Writer {
     /// Brokers restored by a warm restart that have not re-registered yet: (cluster, address).
     provisional: std::collections::HashSet<(String, String)>,
     last_route_save: Instant,
+    /// The periodic route save still running, if any.
+    route_save: Option<std::thread::JoinHandle<()>>,
     /// Per reactor: completions of the current batch.
     outbox: Vec<Vec<Completion>>,
 }
@@ -93,6 +97,7 @@ impl Writer {
             metrics,
             provisional: Default::default(),
             last_route_save: Instant::now(),
+            route_save: None,
             outbox,
         }
     }
@@ -171,29 +176,36 @@ impl Writer {
         self.publish(&Dirty::default());
     }
 
-    /// Saves the route tables for a warm restart every `routeSnapshotIntervalSeconds`, and at `last`. Encoding
-    /// and writing happen on a short-lived thread, except the last save, which the caller waits for.
+    /// Saves the route tables for a warm restart every `routeSnapshotIntervalSeconds`, and at `last`. The writer
+    /// only takes a cut of the tables (O(live brokers)); building and writing the registrations happens on a
+    /// short-lived thread, one at a time: a save still running when the next is due makes that one wait for the
+    /// next interval. The last save waits for a running one, then runs here, so the newest tables are written last.
     fn maybe_save_routes(&mut self, last: bool) {
         let path = self.config.route_snapshot_path.trim();
         if path.is_empty() {
             return;
         }
         let every = Duration::from_secs(self.config.route_snapshot_interval_seconds.max(1) as u64);
-        if !last && self.last_route_save.elapsed() < every {
+        if !last
+            && (self.last_route_save.elapsed() < every || self.route_save.as_ref().is_some_and(|t| !t.is_finished()))
+        {
             return;
         }
         self.last_route_save = Instant::now();
-        let regs = self.tables.export();
+        let cut = self.tables.export_cut();
         let path = PathBuf::from(path);
         let save = move || {
-            if let Err(e) = persist::save_atomic(&path, &crate::warm::encode(&regs)) {
+            if let Err(e) = persist::save_atomic(&path, &crate::warm::encode(&cut.export())) {
                 warn!(path = %path.display(), error = %e, "cannot save route tables for warm restart");
             }
         };
         if last {
+            if let Some(running) = self.route_save.take() {
+                let _ = running.join();
+            }
             save();
         } else {
-            let _ = std::thread::Builder::new().name("namesrv-route-save".into()).spawn(save);
+            self.route_save = std::thread::Builder::new().name("namesrv-route-save".into()).spawn(save).ok();
         }
     }
 
@@ -233,7 +245,7 @@ impl Writer {
             }
             self.send_notices(expired.notices);
         }
-        let durable = self.make_durable(&dirty);
+        let durable = self.make_durable(&dirty, &kv_before);
         self.metrics.batches.fetch_add(1, Relaxed);
         self.metrics.commands.fetch_add(pending.len() as u64, Relaxed);
         self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
@@ -357,7 +369,9 @@ impl Writer {
 
     /// Writes KV and config files before anyone is told the change happened. On failure the batch's KV/config
     /// changes are rolled back and its KV/config requests get SYSTEM_ERROR: nothing is half-applied.
-    fn make_durable(&self, dirty: &Dirty) -> Result<(), String> {
+    /// If the KV file was written and the config file then fails, the KV file is written back as it was
+    /// (`kv_before`): a KV change answered as failed must not be on disk.
+    fn make_durable(&self, dirty: &Dirty, kv_before: &KvTable) -> Result<(), String> {
         if dirty.kv {
             let path = PathBuf::from(&self.config.kv_config_path);
             persist::save_kv(&path, &self.kv).map_err(|e| {
@@ -368,10 +382,16 @@ impl Writer {
         if dirty.config {
             let path = PathBuf::from(&self.config.config_store_path);
             let text = crate::protocol::props::write(&self.config.persisted_entries());
-            persist::save_atomic(&path, text.as_bytes()).map_err(|e| {
+            if let Err(e) = persist::save_atomic(&path, text.as_bytes()) {
                 warn!(path = %path.display(), error = %e, "cannot persist config");
-                format!("persist config to {} failed: {e}", path.display())
-            })?;
+                if dirty.kv {
+                    let kv_path = PathBuf::from(&self.config.kv_config_path);
+                    if let Err(e) = persist::save_kv(&kv_path, kv_before) {
+                        tracing::error!(path = %kv_path.display(), error = %e, "cannot restore the KV file after a failed config save; it holds changes that were answered as failed");
+                    }
+                }
+                return Err(format!("persist config to {} failed: {e}", path.display()));
+            }
         }
         Ok(())
     }

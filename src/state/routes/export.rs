@@ -2,16 +2,39 @@
 //! (masters first) into empty tables gives the same routes, perms included, with each broker's last DataVersion,
 //! so the real broker's next registration is recognised as unchanged.
 
-use crate::model::{RegisterBrokerBody, TopicConfig};
+use std::sync::Arc;
 
-use super::{RegisterBroker, RouteTables};
+use crate::model::{RegisterBrokerBody, TopicConfig};
+use crate::state::liveness::BrokerLive;
+
+use super::{RegisterBroker, RouteTables, RouteView};
+
+/// What an export needs, cut from the tables in O(live brokers): the (persistent, O(1)) view and a copy of the
+/// live entries. The writer takes it; building the registrations, O(topic entries), happens elsewhere.
+pub struct ExportCut {
+    view: RouteView,
+    live: Vec<(Arc<str>, Arc<str>, BrokerLive)>,
+}
 
 impl RouteTables {
+    /// The cut to export from (cheap: see `ExportCut`).
+    pub fn export_cut(&self) -> ExportCut {
+        let live = self.live.iter().map(|(c, a, l)| (c.clone(), a.clone(), l.clone())).collect();
+        ExportCut { view: self.view.clone(), live }
+    }
+
+    /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
+    pub fn export(&self) -> Vec<RegisterBroker> {
+        self.export_cut().export()
+    }
+}
+
+impl ExportCut {
     /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
     pub fn export(&self) -> Vec<RegisterBroker> {
         let view = &self.view;
         let mut out = Vec::with_capacity(self.live.len());
-        for (cluster, addr, live) in self.live.iter() {
+        for (cluster, addr, live) in &self.live {
             let Some((bd, id)) = view.brokers.values().find_map(|bd| {
                 (bd.cluster == *cluster)
                     .then(|| bd.broker_addrs.iter().find(|(_, a)| a.as_str() == &**addr))
