@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use thread_priority::{set_current_thread_priority, ThreadPriority, ThreadPriorityValue};
 use tracing::warn;
 
@@ -35,7 +35,9 @@ pub struct Job {
 pub struct Decoder {
     pub jobs: Receiver<Job>,
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: Sender<Box<WriteCommand>>,
+    pub writer: command::WriterQueue,
+    /// Given back once a job is handled (the reactor took it, `decoderQueueBytes`).
+    pub bytes: Arc<crate::limit::ByteBudget>,
     pub reactors: Vec<ReactorLink>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
@@ -49,6 +51,7 @@ impl Decoder {
         let no_cache = RefCell::new(RouteCache::new(0));
         while let Ok(job) = self.jobs.recv() {
             let completion = self.handle(&job, &no_cache);
+            self.bytes.release(job.request.body.len());
             if let Some(c) = completion {
                 self.send(job.conn, c);
             }
@@ -84,7 +87,8 @@ impl Decoder {
             // Received when the reactor read it, so the latency metric includes the wait here.
             Action::Write(op) => {
                 let origin = Origin { received: job.received, ..Origin::new(job.conn, req, job.peer.ip(), account) };
-                command::submit(&self.writer, WriteCommand { origin, op }).err().map(reply)
+                let bytes = req.body.len();
+                command::submit(&self.writer, WriteCommand { origin, op, bytes }).err().map(reply)
             }
         }
     }

@@ -152,6 +152,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let (events_tx, events_rx) = unbounded();
     // Small: each job pins a registration body, and a full queue answers SYSTEM_BUSY like the writer's.
     let (decoder_tx, decoder_rx) = bounded(256);
+    let writer_bytes = Arc::new(crate::limit::ByteBudget::new(config.writer_queue_bytes));
+    let decoder_bytes = Arc::new(crate::limit::ByteBudget::new(config.decoder_queue_bytes));
     let (stop_tx, stop_rx) = bounded(1);
     let shutdown = Arc::new(AtomicBool::new(false));
     let metrics = Metrics::new(reactors);
@@ -173,13 +175,14 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
     let shared = Shared {
         cell: cell.clone(),
-        writer: writer_tx,
+        writer: crate::writer::command::WriterQueue { tx: writer_tx, bytes: writer_bytes.clone() },
         events: events_tx,
         clock: clock.clone(),
         started_ms: clock.now_ms(),
         max_frame: config.max_frame_length,
         route_cache_bytes: config.route_cache_bytes,
         decoder: decoder_tx,
+        decoder_bytes: decoder_bytes.clone(),
         defer_bytes: config.decoder_threshold_bytes,
         idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
         max_connections: config.max_connections,
@@ -219,6 +222,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         built.push(reactor);
     }
     let decoder = Decoder {
+        bytes: decoder_bytes,
         jobs: decoder_rx,
         cell: cell.clone(),
         writer: shared.writer.clone(),
@@ -229,7 +233,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
     drop(shared);
 
-    let mut writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone());
+    let mut writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone())
+        .with_queue_bytes(writer_bytes);
     if !config.route_snapshot_path.trim().is_empty() {
         let path = Path::new(config.route_snapshot_path.trim());
         match warm::load(path, config.max_frame_length, config.max_inflated_body) {

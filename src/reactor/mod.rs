@@ -51,7 +51,7 @@ pub const GO_AWAY_AFTER_VERSION: i32 = 475;
 #[derive(Clone)]
 pub struct Shared {
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: Sender<Box<WriteCommand>>,
+    pub writer: crate::writer::command::WriterQueue,
     pub events: Sender<ConnEvent>,
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
@@ -60,6 +60,8 @@ pub struct Shared {
     pub route_cache_bytes: usize,
     /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `defer_bytes` (0 = never).
     pub decoder: Sender<crate::decoder::Job>,
+    /// `decoderQueueBytes`: body bytes waiting for the decoder thread.
+    pub decoder_bytes: Arc<crate::limit::ByteBudget>,
     pub defer_bytes: usize,
     pub idle_ms: i64,
     /// `maxConnections` (0 = unlimited): inbound connections beyond it are accepted and closed at once.
@@ -410,6 +412,10 @@ impl Reactor {
         cmd: &RemotingCommand,
         received: std::time::Instant,
     ) -> Result<(), RemotingCommand> {
+        if !self.shared.decoder_bytes.try_take(cmd.body.len()) {
+            self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+            return Err(handlers::system_busy(cmd));
+        }
         let job = crate::decoder::Job { conn: id, peer, request: cmd.clone(), received };
         match self.shared.decoder.try_send(job) {
             Ok(()) => {
@@ -420,6 +426,7 @@ impl Reactor {
                 Ok(())
             }
             Err(_) => {
+                self.shared.decoder_bytes.release(cmd.body.len());
                 self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
                 Err(handlers::system_busy(cmd))
             }
@@ -452,7 +459,7 @@ impl Reactor {
             Action::Refused(r, limit) => return (Some(r), Some(limit)),
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
-                match command::submit(&self.shared.writer, WriteCommand { origin, op }) {
+                match command::submit(&self.shared.writer, WriteCommand { origin, op, bytes: cmd.body.len() }) {
                     Ok(()) => None,
                     Err(refusal) => {
                         if refusal.code == ResponseCode::SYSTEM_BUSY {

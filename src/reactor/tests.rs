@@ -6,23 +6,16 @@ use crate::config::Config;
 use crate::writer::command::WriteOp;
 use crate::writer::Writer;
 
-/// Invariant 4: a full writer queue is answered with SYSTEM_BUSY at once; the reactor never blocks on it.
-#[test]
-fn full_writer_queue_answers_system_busy() {
+/// A reactor (not running) whose writer queue and decoder queue the test controls.
+fn reactor_with(
+    writer: crate::writer::command::WriterQueue,
+    decoder: Sender<crate::decoder::Job>,
+    decoder_bytes: Arc<crate::limit::ByteBudget>,
+) -> Reactor {
     let config = Arc::new(Config::default());
     let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(Default::default(), config)));
-    let (writer, writer_rx) = crossbeam_channel::bounded(1);
     let (events, _events_rx) = crossbeam_channel::unbounded();
     let (_inbox_tx, inbox) = crossbeam_channel::unbounded();
-    let id = ConnId { reactor: 0, token: 0, gen: 1 };
-    let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
-    let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
-    writer
-        .try_send(Box::new(WriteCommand {
-            origin: Origin::new(id, &filler, std::net::Ipv4Addr::LOCALHOST.into(), None),
-            op,
-        }))
-        .unwrap();
     let shared = Shared {
         cell,
         writer,
@@ -31,7 +24,8 @@ fn full_writer_queue_answers_system_busy() {
         started_ms: 0,
         max_frame: 1024,
         route_cache_bytes: 0,
-        decoder: crossbeam_channel::bounded(1).0,
+        decoder,
+        decoder_bytes,
         defer_bytes: 0,
         idle_ms: 0,
         max_connections: 0,
@@ -48,7 +42,33 @@ fn full_writer_queue_answers_system_busy() {
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
-    let reactor = Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared, Default::default()).unwrap();
+    Reactor::new(0, Poll::new().unwrap(), listener, inbox, shared, Default::default()).unwrap()
+}
+
+fn queue(
+    capacity: usize,
+    bytes: usize,
+) -> (crate::writer::command::WriterQueue, crossbeam_channel::Receiver<Box<WriteCommand>>) {
+    let (tx, rx) = crossbeam_channel::bounded(capacity);
+    (crate::writer::command::WriterQueue { tx, bytes: Arc::new(crate::limit::ByteBudget::new(bytes)) }, rx)
+}
+
+/// Invariant 4: a full writer queue is answered with SYSTEM_BUSY at once; the reactor never blocks on it.
+#[test]
+fn full_writer_queue_answers_system_busy() {
+    let (writer, writer_rx) = queue(1, 0);
+    let id = ConnId { reactor: 0, token: 0, gen: 1 };
+    let filler = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, 1);
+    let op = WriteOp::WipeWritePerm { broker_name: "b".into() };
+    writer
+        .tx
+        .try_send(Box::new(WriteCommand {
+            origin: Origin::new(id, &filler, std::net::Ipv4Addr::LOCALHOST.into(), None),
+            op,
+            bytes: 0,
+        }))
+        .unwrap();
+    let reactor = reactor_with(writer, crossbeam_channel::bounded(1).0, Default::default());
     let req = RemotingCommand::request(RequestCode::ADD_WRITE_PERM_OF_BROKER, 9).with_ext("brokerName", "b");
     let started = std::time::Instant::now();
     let peer = "127.0.0.1:1".parse().unwrap();
@@ -58,4 +78,46 @@ fn full_writer_queue_answers_system_busy() {
     assert_eq!(resp.remark.as_deref(), Some(handlers::OVERLOAD_REMARK));
     assert_eq!(resp.opaque, 9);
     assert_eq!(writer_rx.len(), 1, "nothing was queued behind the full queue");
+}
+
+/// `writerQueueBytes`: a write whose body does not fit the bytes still queued is SYSTEM_BUSY, even though the
+/// queue has room by count; once the writer has taken the queued bytes, the same write goes through.
+#[test]
+fn writer_queue_bounded_by_bytes_answers_system_busy() {
+    let (writer, writer_rx) = queue(1024, 1000);
+    let budget = writer.bytes.clone();
+    let reactor = reactor_with(writer, crossbeam_channel::bounded(1).0, Default::default());
+    assert!(budget.try_take(600), "600 bytes of another request are queued");
+    let id = ConnId { reactor: 0, token: 0, gen: 1 };
+    let peer = "127.0.0.1:1".parse().unwrap();
+    let put = RemotingCommand::request(RequestCode::PUT_KV_CONFIG, 5)
+        .with_ext("namespace", "NS")
+        .with_ext("key", "k")
+        .with_ext("value", "v")
+        .with_body(vec![b'x'; 500]);
+    let resp = reactor.handle(id, peer, &put).0.expect("refused at once");
+    assert_eq!((resp.code, resp.opaque), (ResponseCode::SYSTEM_BUSY, 5));
+    assert_eq!(writer_rx.len(), 0);
+    assert_eq!(budget.used(), 600, "a refused request holds no bytes");
+    budget.release(600);
+    assert!(reactor.handle(id, peer, &put).0.is_none(), "queued for the writer");
+    assert_eq!((writer_rx.len(), budget.used()), (1, 500));
+}
+
+/// `decoderQueueBytes`: a large registration that does not fit the bytes waiting for the decoder is SYSTEM_BUSY.
+#[test]
+fn decoder_queue_bounded_by_bytes_answers_system_busy() {
+    let (writer, _writer_rx) = queue(16, 0);
+    let (decoder_tx, decoder_rx) = crossbeam_channel::bounded(256);
+    let budget = Arc::new(crate::limit::ByteBudget::new(1000));
+    let mut reactor = reactor_with(writer, decoder_tx, budget.clone());
+    assert!(budget.try_take(600));
+    let id = ConnId { reactor: 0, token: 0, gen: 1 };
+    let reg = RemotingCommand::request(RequestCode::REGISTER_BROKER, 6).with_body(vec![b'{'; 500]);
+    let busy = reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).unwrap_err();
+    assert_eq!(busy.code, ResponseCode::SYSTEM_BUSY);
+    assert_eq!((decoder_rx.len(), budget.used()), (0, 600));
+    budget.release(600);
+    reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).unwrap();
+    assert_eq!((decoder_rx.len(), budget.used()), (1, 500));
 }

@@ -103,33 +103,50 @@ impl WriteOp {
 pub struct WriteCommand {
     pub origin: Origin,
     pub op: WriteOp,
+    /// The request body's length: what this command counts against `writerQueueBytes`.
+    pub bytes: usize,
+}
+
+/// The writer's queue as the reactors and the decoder see it: bounded by count (the channel) and by body bytes.
+#[derive(Clone, Debug)]
+pub struct WriterQueue {
+    pub tx: crossbeam_channel::Sender<Box<WriteCommand>>,
+    pub bytes: std::sync::Arc<crate::limit::ByteBudget>,
 }
 
 /// Hands `command` to the writer without blocking. `Err` is the reply to send instead: SYSTEM_BUSY when the
-/// writer's queue is full, SYSTEM_ERROR when the writer has stopped.
-pub fn submit(
-    writer: &crossbeam_channel::Sender<Box<WriteCommand>>,
-    command: WriteCommand,
-) -> Result<(), RemotingCommand> {
-    writer.try_send(Box::new(command)).map_err(|e| {
-        let (c, response) = match e {
-            crossbeam_channel::TrySendError::Full(c) => {
-                let busy = crate::protocol::command::system_busy(&c.origin.request);
-                (c, busy)
+/// writer's queue is full (by count or by bytes), SYSTEM_ERROR when the writer has stopped.
+pub fn submit(writer: &WriterQueue, command: WriteCommand) -> Result<(), RemotingCommand> {
+    let bytes = command.bytes;
+    let refused = if !writer.bytes.try_take(bytes) {
+        let busy = crate::protocol::command::system_busy(&command.origin.request);
+        (command, busy)
+    } else {
+        match writer.tx.try_send(Box::new(command)) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                writer.bytes.release(bytes);
+                match e {
+                    crossbeam_channel::TrySendError::Full(c) => {
+                        let busy = crate::protocol::command::system_busy(&c.origin.request);
+                        (*c, busy)
+                    }
+                    crossbeam_channel::TrySendError::Disconnected(c) => {
+                        let stopping =
+                            crate::protocol::command::system_error(&c.origin.request, "name server is shutting down");
+                        (*c, stopping)
+                    }
+                }
             }
-            crossbeam_channel::TrySendError::Disconnected(c) => {
-                let stopping =
-                    crate::protocol::command::system_error(&c.origin.request, "name server is shutting down");
-                (c, stopping)
-            }
-        };
-        if crate::audit::enabled() {
-            let o = &c.origin;
-            let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
-            crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), code, remark, false);
         }
-        response
-    })
+    };
+    let (c, response) = refused;
+    if crate::audit::enabled() {
+        let o = &c.origin;
+        let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
+        crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), code, remark, false);
+    }
+    Err(response)
 }
 
 /// Connection life-cycle events; they travel on their own unbounded channel so none is ever refused.

@@ -59,6 +59,8 @@ pub struct Writer {
     /// Brokers restored by a warm restart that have not re-registered yet: (cluster, address).
     provisional: std::collections::HashSet<(String, String)>,
     last_route_save: Instant,
+    /// `writerQueueBytes`: given back as each command is taken from the queue.
+    queue_bytes: Arc<crate::limit::ByteBudget>,
     /// The periodic route save still running, if any.
     route_save: Option<std::thread::JoinHandle<()>>,
     /// Per reactor: completions of the current batch.
@@ -98,8 +100,15 @@ impl Writer {
             provisional: Default::default(),
             last_route_save: Instant::now(),
             route_save: None,
+            queue_bytes: Default::default(),
             outbox,
         }
+    }
+
+    /// The byte budget of the queue this writer drains (the reactors take from it).
+    pub fn with_queue_bytes(mut self, budget: Arc<crate::limit::ByteBudget>) -> Writer {
+        self.queue_bytes = budget;
+        self
     }
 
     /// The first snapshot, before any thread runs.
@@ -219,7 +228,8 @@ impl Writer {
         let audit = crate::audit::enabled();
         let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(_))).count();
         let closes = events.len();
-        for WriteCommand { origin, op } in batch.drain(..) {
+        for WriteCommand { origin, op, bytes } in batch.drain(..) {
+            self.queue_bytes.release(bytes);
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
             let outcome = self.apply(op, &mut dirty);

@@ -32,7 +32,7 @@ fn writer_in(dir: &Path, config_store: &Path) -> (Writer, crossbeam_channel::Rec
 fn command(code: i32, op: WriteOp) -> WriteCommand {
     let conn = ConnId { reactor: 0, token: 1, gen: 1 };
     let req = RemotingCommand::request(code, 7);
-    WriteCommand { origin: Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None), op }
+    WriteCommand { origin: Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None), op, bytes: 0 }
 }
 
 /// A KV put and a config update in one batch; the config file cannot be written. Both are answered as failed,
