@@ -28,7 +28,7 @@ pub fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec
     loop {
         match frame::decode(&mut buf, max_frame) {
             Ok(Some(cmd)) => {
-                if let Some(r) = broker::decode_register(&cmd, max_inflated)? {
+                if let Some(r) = broker::decode_register(&cmd, max_inflated).map_err(|e| e.to_string())? {
                     out.push(r);
                 }
             }

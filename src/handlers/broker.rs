@@ -11,8 +11,6 @@ use crate::writer::command::WriteOp;
 
 /// Remark Java gives a refused registration (§5.3 step 7).
 pub use crate::state::routes::REGISTER_FAILED;
-/// Remark Java gives a body whose CRC does not match `bodyCrc32`.
-pub const CRC_MISMATCH: &str = "crc32 not match";
 
 /// 103. Java order: CRC check, body decode, then the route update.
 ///
@@ -40,24 +38,36 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         // Java fails inside its try block before touching a table and still answers SUCCESS.
         Ok(None) => Action::Reply(success(req).with_empty_ext()),
-        Err(remark) if remark == body::BodyError::TooLarge(config.max_inflated_body).to_string() => {
-            Action::Refused(system_error(req, remark), Limit::InflatedBody)
+        Err(e @ RegisterError::Body(body::BodyError::TooLarge(_))) => {
+            Action::Refused(system_error(req, e.to_string()), Limit::InflatedBody)
         }
-        Err(remark) => Action::Reply(system_error(req, remark)),
+        Err(e) => Action::Reply(system_error(req, e.to_string())),
     }
 }
 
-/// Decodes a REGISTER_BROKER request (also used to replay the warm-restart file). `Err` = SYSTEM_ERROR with this
-/// remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no connection.
-pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, String> {
+/// Why a REGISTER_BROKER is answered SYSTEM_ERROR; the text is the remark.
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    /// Java's remark.
+    #[error("crc32 not match")]
+    CrcMismatch,
+    #[error(transparent)]
+    Body(#[from] body::BodyError),
+    /// Java unboxes a null brokerId and answers with the NullPointerException text; ours says what is wrong.
+    #[error("brokerId is missing or not a number")]
+    NoBrokerId,
+}
+
+/// Decodes a REGISTER_BROKER request (also used to replay the warm-restart file). `Err` = SYSTEM_ERROR with its
+/// text as the remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no
+/// connection.
+pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, RegisterError> {
     let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
     if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
-        return Err(CRC_MISMATCH.into());
+        return Err(RegisterError::CrcMismatch);
     }
-    let decoded = body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated)
-        .map_err(|e| e.to_string())?;
-    // Java unboxes a null brokerId and answers SYSTEM_ERROR with the NullPointerException text.
-    let broker_id = req.ext_i64("brokerId").ok_or("brokerId is missing or not a number")?;
+    let decoded = body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated)?;
+    let broker_id = req.ext_i64("brokerId").ok_or(RegisterError::NoBrokerId)?;
     let (Some(cluster), Some(addr), Some(name)) =
         (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"))
     else {

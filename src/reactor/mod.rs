@@ -29,7 +29,8 @@ use crate::handlers::route_cache::RouteCache;
 use crate::handlers::{self, Action, Ctx};
 use crate::limit::Limit;
 use crate::metrics::ReactorMetrics;
-use crate::protocol::{frame, RemotingCommand, RequestCode, ResponseCode};
+use crate::protocol::frame::{self, FrameError};
+use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::{ConnId, Snapshot};
 use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
 use crate::writer::ReactorLink;
@@ -300,7 +301,7 @@ impl Reactor {
                 warn!(reactor = self.id, peer = %c.peer, %reason, "broken frame, closing the connection");
                 self.metrics.broken_frames.fetch_add(1, Ordering::Relaxed);
             }
-            self.close(key, &reason);
+            self.close(key, &reason.to_string());
             return;
         }
         match outcome {
@@ -315,7 +316,7 @@ impl Reactor {
     /// Decodes every complete frame and handles it. `Err` = a broken frame: the caller closes the connection.
     /// Replies answered here leave together when the pass ends (`flush`), so they are timed together: one clock
     /// read per pass, not per request.
-    fn decode_and_handle(&mut self, key: usize) -> Result<(), String> {
+    fn decode_and_handle(&mut self, key: usize) -> Result<(), FrameError> {
         let started = std::time::Instant::now();
         let mut answered: smallvec::SmallVec<[(i32, bool); 32]> = smallvec::SmallVec::new();
         let result = self.decode_frames(key, started, &mut answered);
@@ -333,7 +334,7 @@ impl Reactor {
         key: usize,
         started: std::time::Instant,
         answered: &mut smallvec::SmallVec<[(i32, bool); 32]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), FrameError> {
         loop {
             let Some(conn) = self.conns.get_mut(key) else {
                 return Ok(());
@@ -347,7 +348,7 @@ impl Reactor {
             let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
                 Ok(Some(cmd)) => cmd,
                 Ok(None) => return Ok(()),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e),
             };
             if cmd.is_response() {
                 // We send no requests on inbound connections; Java logs and drops unmatched responses.
