@@ -19,10 +19,11 @@ use crate::decoder::Decoder;
 use crate::http::{self, HttpContext};
 use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
-use crate::reactor::{Reactor, Shared};
+use crate::reactor::{Reactor, Settings, Shared};
 use crate::state::Snapshot;
 use crate::tls::{TlsError, TlsSetup};
 use crate::warm;
+use crate::writer::command::WriterQueue;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
 /// Why the server could not start.
@@ -138,7 +139,8 @@ pub fn start(config: Config) -> Result<ServerHandle, StartError> {
     start_with_clock(config, Arc::new(SystemClock))
 }
 
-/// Starts a server with the given clock (tests move time by hand).
+/// Starts a server with the given clock (tests move time by hand): files and listeners first (any failure stops
+/// start-up before a thread runs), then the writer, the decoder, the reactors, the HTTP and ACL-reload threads.
 pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerHandle, StartError> {
     let kv = persist::load_kv(Path::new(&config.kv_config_path))?;
     let config = Arc::new(config);
@@ -146,18 +148,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let reactors = config.reactor_count().max(1);
     let listeners = bind_listeners(&config, reactors)?;
     let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
-
-    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
-    let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
-    let (events_tx, events_rx) = unbounded();
-    // Small: each job pins a registration body, and a full queue answers SYSTEM_BUSY like the writer's.
-    let (decoder_tx, decoder_rx) = bounded(256);
-    let writer_bytes = Arc::new(crate::limit::ByteBudget::new(config.writer_queue_bytes));
-    let decoder_bytes = Arc::new(crate::limit::ByteBudget::new(config.decoder_queue_bytes));
-    let (stop_tx, stop_rx) = bounded(1);
-    let shutdown = Arc::new(AtomicBool::new(false));
     let metrics = Metrics::new(reactors);
-    let draining = Arc::new(AtomicBool::new(false));
     let http = match config.http_address.trim() {
         "" => None,
         addr => Some(Arc::new(
@@ -165,44 +156,21 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         )),
     };
     let (acl, reloader) = load_acl(&config, &metrics)?;
-    let http_ctx = HttpContext {
-        cell: cell.clone(),
-        metrics: metrics.clone(),
-        writer: writer_tx.clone(),
-        clock: clock.clone(),
-        started_ms: clock.now_ms(),
-        draining: draining.clone(),
-    };
-    let shared = Shared {
-        cell: cell.clone(),
-        writer: crate::writer::command::WriterQueue { tx: writer_tx, bytes: writer_bytes.clone() },
-        events: events_tx,
-        clock: clock.clone(),
-        started_ms: clock.now_ms(),
-        max_frame: config.max_frame_length,
-        route_cache_bytes: config.route_cache_bytes,
-        decoder: decoder_tx,
-        decoder_bytes: decoder_bytes.clone(),
-        defer_bytes: config.decoder_threshold_bytes,
-        idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
-        max_connections: config.max_connections,
-        open_connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        // 0 = never pause.
-        max_pending_write: match config.max_pending_write_bytes {
-            0 => usize::MAX,
-            n => n,
-        },
-        slow_reader_close_ms: config.slow_reader_close_seconds.max(0).saturating_mul(1000),
-        shutdown: shutdown.clone(),
-        draining: draining.clone(),
-        go_away: config.enable_shutdown_gracefully,
-        peers: Arc::new(Vec::new()),
-        next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        tls,
-        acl: acl.clone(),
-    };
 
-    let cores = if config.pin_threads { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
+    let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
+    let writer_queue =
+        WriterQueue { tx: writer_tx, bytes: Arc::new(crate::limit::ByteBudget::new(config.writer_queue_bytes)) };
+    let (events_tx, events_rx) = unbounded();
+    // Small: each job pins a registration body, and a full queue answers SYSTEM_BUSY like the writer's.
+    let (decoder_tx, decoder_rx) = bounded(256);
+    let decoder_bytes = Arc::new(crate::limit::ByteBudget::new(config.decoder_queue_bytes));
+    let (stop_tx, stop_rx) = bounded(1);
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let draining = Arc::new(AtomicBool::new(false));
+    let started_ms = clock.now_ms();
+
+    // Each reactor's poll, waker and inbox: the writer and the decoder reach the reactors through these links.
     let mut parts = Vec::with_capacity(reactors);
     let mut links = Vec::with_capacity(reactors);
     for listener in listeners {
@@ -212,57 +180,58 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         links.push(ReactorLink { inbox: inbox_tx, waker });
         parts.push((poll, listener, inbox_rx));
     }
-    let shared = Shared { peers: Arc::new(links.clone()), ..shared };
-    let wakers: Vec<_> = links.iter().map(|l| l.waker.clone()).collect();
-    let mut threads = Vec::with_capacity(reactors + 1);
+    let shared = Shared {
+        cell: cell.clone(),
+        writer: writer_queue.clone(),
+        events: events_tx,
+        clock: clock.clone(),
+        decoder: decoder_tx,
+        decoder_bytes: decoder_bytes.clone(),
+        open_connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        shutdown: shutdown.clone(),
+        draining: draining.clone(),
+        peers: Arc::new(links.clone()),
+        next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        tls,
+        acl: acl.clone(),
+        settings: Settings::from_config(&config, started_ms),
+    };
     let mut built = Vec::with_capacity(reactors);
     for (i, (poll, listener, inbox_rx)) in parts.into_iter().enumerate() {
         let reactor = Reactor::new(i as u16, poll, listener, inbox_rx, shared.clone(), metrics.reactors[i].clone())
             .map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
         built.push(reactor);
     }
+    drop(shared);
     let decoder = Decoder {
-        bytes: decoder_bytes,
         jobs: decoder_rx,
+        bytes: decoder_bytes,
         cell: cell.clone(),
-        writer: shared.writer.clone(),
+        writer: writer_queue.clone(),
         reactors: links.clone(),
         clock: clock.clone(),
-        started_ms: shared.started_ms,
+        started_ms,
         acl,
     };
-    drop(shared);
+    let writer = Writer::new(kv, config.clone(), cell.clone(), links.clone(), clock.clone(), metrics.writer.clone())
+        .with_queue_bytes(writer_queue.bytes.clone());
 
-    let mut writer = Writer::new(kv, config.clone(), cell.clone(), links, clock, metrics.writer.clone())
-        .with_queue_bytes(writer_bytes);
-    if !config.route_snapshot_path.trim().is_empty() {
-        let path = Path::new(config.route_snapshot_path.trim());
-        match warm::load(path, config.max_frame_length, config.max_inflated_body) {
-            Ok(regs) => {
-                info!(path = %path.display(), brokers = regs.len(), "warm restart: serving saved routes provisionally");
-                writer.warm_start(regs);
-            }
-            // Not fatal: the brokers re-register within their period anyway.
-            Err(e) => warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty"),
-        }
-    }
+    let mut threads = Vec::with_capacity(reactors + 4);
     let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
-    threads.push(critical("namesrv-writer".into(), move || writer.run(inputs))?);
+    threads.push(start_writer(writer, &config, inputs)?);
     threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
-    for (i, reactor) in built.into_iter().enumerate() {
-        let core = if cores.is_empty() { None } else { Some(cores[i % cores.len()]) };
-        threads.push(critical(format!("namesrv-reactor-{i}"), move || {
-            if let Some(core) = core {
-                if !core_affinity::set_for_current(core) {
-                    warn!(reactor = i, "cannot pin reactor thread to its core");
-                }
-            }
-            reactor.run()
-        })?);
-    }
+    let pinned = start_reactors(built, config.pin_threads, &mut threads)?;
     if let Some(server) = &http {
+        let ctx = HttpContext {
+            cell: cell.clone(),
+            metrics: metrics.clone(),
+            writer: writer_queue.tx.clone(),
+            clock,
+            started_ms,
+            draining: draining.clone(),
+        };
         let server = server.clone();
-        threads.push(critical("namesrv-http".into(), move || http::serve(server, http_ctx))?);
+        threads.push(critical("namesrv-http".into(), move || http::serve(server, ctx))?);
     }
     let stop_acl = match reloader {
         Some(reloader) => {
@@ -272,7 +241,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         }
         None => None,
     };
-    info!(address = %local_addr, reactors, pinned = !cores.is_empty(), "namesrv listening");
+    info!(address = %local_addr, reactors, pinned, "namesrv listening");
     // Java waits shutdownWaitTimeSeconds only with enableShutdownGracefully; we always let in-flight work finish,
     // bounded by that setting or 5 s.
     let drain_secs =
@@ -283,7 +252,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         shutdown,
         stop_writer: stop_tx,
         stop_acl,
-        wakers,
+        wakers: links.iter().map(|l| l.waker.clone()).collect(),
         threads,
         http,
         metrics,
@@ -295,6 +264,40 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
     }
     Ok(handle)
+}
+
+/// The writer thread, after replaying the warm-restart file if there is one (`routeSnapshotPath`).
+fn start_writer(mut writer: Writer, config: &Config, inputs: WriterInputs) -> Result<JoinHandle<()>, StartError> {
+    if !config.route_snapshot_path.trim().is_empty() {
+        let path = Path::new(config.route_snapshot_path.trim());
+        match warm::load(path, config.max_frame_length, config.max_inflated_body) {
+            Ok(regs) => {
+                info!(path = %path.display(), brokers = regs.len(), "warm restart: serving saved routes provisionally");
+                writer.warm_start(regs);
+            }
+            // Not fatal: the brokers re-register within their period anyway.
+            Err(e) => warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty"),
+        }
+    }
+    critical("namesrv-writer".into(), move || writer.run(inputs))
+}
+
+/// One thread per reactor, pinned to a core each (`pinThreads`) when the cores can be listed. Returns whether they
+/// were pinned.
+fn start_reactors(built: Vec<Reactor>, pin: bool, threads: &mut Vec<JoinHandle<()>>) -> Result<bool, StartError> {
+    let cores = if pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    for (i, reactor) in built.into_iter().enumerate() {
+        let core = if cores.is_empty() { None } else { Some(cores[i % cores.len()]) };
+        threads.push(critical(format!("namesrv-reactor-{i}"), move || {
+            if let Some(core) = core {
+                if !core_affinity::set_for_current(core) {
+                    warn!(reactor = i, "cannot pin reactor thread to its core");
+                }
+            }
+            reactor.run()
+        })?);
+    }
+    Ok(!cores.is_empty())
 }
 
 /// Runs `body` on a thread of its own that the process cannot live without. If it panics, the process exits

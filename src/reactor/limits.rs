@@ -23,7 +23,7 @@ impl Reactor {
                 reactor = self.id,
                 %peer,
                 refused = self.refused_since_log,
-                max_connections = self.shared.max_connections,
+                max_connections = self.shared.settings.max_connections,
                 "maxConnections reached: new connections are closed at once (logged at most every 10 s)"
             );
             self.refused_since_log = 0;
@@ -53,7 +53,7 @@ impl Reactor {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        let over = conn.output.len() > self.shared.max_pending_write;
+        let over = conn.output.len() > self.shared.settings.max_pending_write;
         match (over, conn.paused_since_ms) {
             (true, None) => {
                 conn.paused_since_ms = Some(self.now_ms);
@@ -63,7 +63,7 @@ impl Reactor {
                         reactor = self.id,
                         peer = %conn.peer,
                         pending = conn.output.len(),
-                        max_pending_write_bytes = self.shared.max_pending_write,
+                        max_pending_write_bytes = self.shared.settings.max_pending_write,
                         "peer does not read its replies: not reading its requests until it does (logged once)"
                     );
                 }
@@ -85,7 +85,7 @@ impl Reactor {
             return;
         }
         self.last_idle_check_ms = now;
-        let idle_ms = self.shared.idle_ms;
+        let idle_ms = self.shared.settings.idle_ms;
         if idle_ms > 0 {
             let idle: Vec<usize> =
                 self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
@@ -93,7 +93,7 @@ impl Reactor {
                 self.close(key, "idle");
             }
         }
-        let slow_ms = self.shared.slow_reader_close_ms;
+        let slow_ms = self.shared.settings.slow_reader_close_ms;
         if slow_ms > 0 {
             let slow: Vec<usize> = self
                 .conns

@@ -55,29 +55,15 @@ pub struct Shared {
     pub writer: crate::writer::command::WriterQueue,
     pub events: Sender<ConnEvent>,
     pub clock: Arc<dyn Clock>,
-    pub started_ms: i64,
-    pub max_frame: usize,
-    /// Budget of each reactor's encoded-route cache.
-    pub route_cache_bytes: usize,
-    /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `defer_bytes` (0 = never).
+    /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `settings.defer_bytes`.
     pub decoder: Sender<crate::decoder::Job>,
     /// `decoderQueueBytes`: body bytes waiting for the decoder thread.
     pub decoder_bytes: Arc<crate::limit::ByteBudget>,
-    pub defer_bytes: usize,
-    pub idle_ms: i64,
-    /// `maxConnections` (0 = unlimited): inbound connections beyond it are accepted and closed at once.
-    pub max_connections: usize,
     /// Open inbound connections over all reactors (counted at accept, so reactors cannot overshoot together).
     pub open_connections: Arc<AtomicUsize>,
-    /// `maxPendingWriteBytes`: replies queued for a peer past which we stop reading its requests.
-    pub max_pending_write: usize,
-    /// `slowReaderCloseSeconds` in ms (0 = never): a peer paused that long is closed.
-    pub slow_reader_close_ms: i64,
     pub shutdown: Arc<AtomicBool>,
     /// Graceful shutdown has begun: stop accepting, finish what is in flight.
     pub draining: Arc<AtomicBool>,
-    /// Answer GO_AWAY to 5.x clients while draining (`enableShutdownGracefully`).
-    pub go_away: bool,
     /// Every reactor's inbox, for dealing accepted connections round-robin.
     pub peers: Arc<Vec<ReactorLink>>,
     pub next_reactor: Arc<AtomicUsize>,
@@ -85,6 +71,46 @@ pub struct Shared {
     pub tls: Arc<crate::tls::TlsSetup>,
     /// The accounts (`aclEnable=true`), swapped whole when the file changes.
     pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
+    pub settings: Settings,
+}
+
+/// What a reactor reads from the configuration, converted once at start (`Settings::from_config`).
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub started_ms: i64,
+    pub max_frame: usize,
+    /// Budget of each reactor's encoded-route cache.
+    pub route_cache_bytes: usize,
+    /// REGISTER_BROKER bodies this large go to the decoder thread (0 = never).
+    pub defer_bytes: usize,
+    pub idle_ms: i64,
+    /// `maxConnections` (0 = unlimited): inbound connections beyond it are accepted and closed at once.
+    pub max_connections: usize,
+    /// `maxPendingWriteBytes`: replies queued for a peer past which we stop reading its requests (never = MAX).
+    pub max_pending_write: usize,
+    /// `slowReaderCloseSeconds` in ms (0 = never): a peer paused that long is closed.
+    pub slow_reader_close_ms: i64,
+    /// Answer GO_AWAY to 5.x clients while draining (`enableShutdownGracefully`).
+    pub go_away: bool,
+}
+
+impl Settings {
+    pub fn from_config(config: &crate::config::Config, started_ms: i64) -> Settings {
+        Settings {
+            started_ms,
+            max_frame: config.max_frame_length,
+            route_cache_bytes: config.route_cache_bytes,
+            defer_bytes: config.decoder_threshold_bytes,
+            idle_ms: i64::from(config.server_channel_max_idle_time_seconds) * 1000,
+            max_connections: config.max_connections,
+            max_pending_write: match config.max_pending_write_bytes {
+                0 => usize::MAX,
+                n => n,
+            },
+            slow_reader_close_ms: config.slow_reader_close_seconds.max(0).saturating_mul(1000),
+            go_away: config.enable_shutdown_gracefully,
+        }
+    }
 }
 
 pub struct Reactor {
@@ -132,7 +158,7 @@ impl Reactor {
         let mut listener = TcpListener::from_std(listener);
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
         let now = shared.clock.now_ms();
-        let route_cache = RefCell::new(RouteCache::new(shared.route_cache_bytes));
+        let route_cache = RefCell::new(RouteCache::new(shared.settings.route_cache_bytes));
         let reactor = Reactor {
             id,
             route_cache,
@@ -220,7 +246,7 @@ impl Reactor {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
                     let open = self.shared.open_connections.fetch_add(1, Ordering::AcqRel);
-                    if self.shared.max_connections > 0 && open >= self.shared.max_connections {
+                    if self.shared.settings.max_connections > 0 && open >= self.shared.settings.max_connections {
                         // Accept and close at once (dropping the stream): better than leaving it in the backlog.
                         self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
                         self.refuse_connection(peer);
@@ -279,7 +305,7 @@ impl Reactor {
         if conn.deferred {
             return; // read again when the deferred request's reply comes back (`drain_inbox`)
         }
-        if conn.output.len() > self.shared.max_pending_write {
+        if conn.output.len() > self.shared.settings.max_pending_write {
             // Not read from until it reads its replies (`flush` resumes it). Try a write: this event may be the peer
             // resetting, which only a failed write reveals, and the connection must not linger until idle.
             self.flush(key);
@@ -339,13 +365,13 @@ impl Reactor {
             let Some(conn) = self.conns.get_mut(key) else {
                 return Ok(());
             };
-            if conn.output.len() > self.shared.max_pending_write {
+            if conn.output.len() > self.shared.settings.max_pending_write {
                 // The peer does not read: its other frames wait until `flush` resumes it. Checked per frame, as one
                 // read budget of small requests with large replies (topic lists) would otherwise queue gigabytes.
                 conn.stalled = true;
                 return Ok(());
             }
-            let cmd = match frame::decode(&mut conn.input, self.shared.max_frame) {
+            let cmd = match frame::decode(&mut conn.input, self.shared.settings.max_frame) {
                 Ok(Some(cmd)) => cmd,
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(e),
@@ -359,7 +385,7 @@ impl Reactor {
             }
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
             let peer = conn.peer;
-            let answer = if self.shared.go_away
+            let answer = if self.shared.settings.go_away
                 && self.shared.draining.load(Ordering::Relaxed)
                 && cmd.version > GO_AWAY_AFTER_VERSION
             {
@@ -399,8 +425,8 @@ impl Reactor {
     fn should_defer(&self, cmd: &RemotingCommand) -> bool {
         cmd.code == RequestCode::REGISTER_BROKER
             && !cmd.is_oneway()
-            && self.shared.defer_bytes > 0
-            && cmd.body.len() >= self.shared.defer_bytes
+            && self.shared.settings.defer_bytes > 0
+            && cmd.body.len() >= self.shared.settings.defer_bytes
     }
 
     /// Hands `cmd` to the decoder thread and pauses the connection until its reply; `Err` = the decoder's queue is
@@ -449,7 +475,7 @@ impl Reactor {
             peer: peer.ip(),
             snapshot: &snapshot,
             now_ms: self.now_ms,
-            started_ms: self.shared.started_ms,
+            started_ms: self.shared.settings.started_ms,
             route_cache: &self.route_cache,
             acl: acl.as_deref().map(|a| &**a),
         };

@@ -21,24 +21,21 @@ fn reactor_with(
         writer,
         events,
         clock: Arc::new(SystemClock),
-        started_ms: 0,
-        max_frame: 1024,
-        route_cache_bytes: 0,
         decoder,
         decoder_bytes,
-        defer_bytes: 0,
-        idle_ms: 0,
-        max_connections: 0,
         open_connections: Arc::new(AtomicUsize::new(0)),
-        max_pending_write: 16 * 1024 * 1024,
-        slow_reader_close_ms: 0,
         shutdown: Arc::new(AtomicBool::new(false)),
         draining: Arc::new(AtomicBool::new(false)),
-        go_away: false,
         peers: Arc::new(Vec::new()),
         next_reactor: Arc::new(AtomicUsize::new(0)),
         tls: Arc::new(crate::tls::TlsSetup::disabled()),
         acl: None,
+        settings: Settings {
+            max_frame: 1024,
+            route_cache_bytes: 0,
+            defer_bytes: 0,
+            ..Settings::from_config(&Config::default(), 0)
+        },
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
