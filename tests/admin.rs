@@ -7,50 +7,17 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use namesrv::clock::ManualClock;
 use namesrv::config::Config;
 use namesrv::model::TopicConfig;
 use namesrv::protocol::json::{self, Value};
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
-use namesrv::server::{self, ServerHandle};
 use support::client::Client;
-use support::registration::{self, new_cmd, T0};
+use support::inproc::InProc;
+use support::registration::{self, new_cmd};
 
-struct Fixture {
-    server: Option<ServerHandle>,
-    dir: tempfile::TempDir,
-    config: Config,
-}
-
-fn config_in(dir: &Path, tweak: impl FnOnce(&mut Config)) -> Config {
-    let mut config = support::inproc::loopback_config(dir);
-    tweak(&mut config);
-    config
-}
-
-fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let config = config_in(dir.path(), tweak);
-    let server = server::start_with_clock(config.clone(), ManualClock::new(T0)).expect("server starts");
-    Fixture { server: Some(server), dir, config }
-}
-
-impl Fixture {
-    fn client(&self) -> Client {
-        Client::connect(self.server.as_ref().expect("running").local_addr())
-    }
-
-    /// Stops the server and starts a new one on the same files.
-    fn restart(&mut self) {
-        self.server.take().expect("running").shutdown();
-        self.server = Some(server::start_with_clock(self.config.clone(), ManualClock::new(T0)).expect("restarts"));
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
+fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(tweak)
 }
 
 /// A broker's identity for REGISTER_BROKER.

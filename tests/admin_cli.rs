@@ -7,44 +7,31 @@ mod support;
 use std::net::SocketAddr;
 use std::process::Command;
 
-use namesrv::config::Config;
 use namesrv::model::TopicConfig;
 use namesrv::protocol::ResponseCode;
-use namesrv::server::{self, ServerHandle};
 use serde_json::Value;
 use support::client::Client;
+use support::inproc::InProc;
 use support::registration::Broker;
 
 /// Our server on an ephemeral port with its files in a temp dir; brokers registered through `register` stay
 /// registered while the fixture lives (closing a broker's connection unregisters it).
 struct Fixture {
-    server: ServerHandle,
+    server: InProc,
     brokers: Vec<Client>,
-    _dir: tempfile::TempDir,
 }
 
 fn start() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 1,
-        pin_threads: false,
-        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
-        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
-        ..Config::default()
-    };
-    let server = server::start(config).expect("server starts");
-    Fixture { server, brokers: Vec::new(), _dir: dir }
+    Fixture { server: InProc::start(|_| {}), brokers: Vec::new() }
 }
 
 impl Fixture {
     fn addr(&self) -> String {
-        self.server.local_addr().to_string()
+        self.server.addr().to_string()
     }
 
     fn register(&mut self, broker: &Broker, topics: &[Topic]) {
-        let addr = self.server.local_addr();
+        let addr = self.server.addr();
         self.brokers.push(register(addr, broker, topics));
     }
 }
@@ -476,19 +463,11 @@ fn signs_with_keys_or_tools_yml_for_acl_servers() {
     let dir = tempfile::tempdir().unwrap();
     let acl = dir.path().join("plain_acl.yml");
     std::fs::write(&acl, "accounts:\n  - {accessKey: cliadmin, secretKey: cli-admin-secret, admin: true}\n").unwrap();
-    let config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 1,
-        pin_threads: false,
-        kv_config_path: dir.path().join("kvConfig.json").to_string_lossy().into_owned(),
-        config_store_path: dir.path().join("namesrv.properties").to_string_lossy().into_owned(),
-        acl_enable: true,
-        acl_file: acl.to_string_lossy().into_owned(),
-        ..Config::default()
-    };
-    let server = server::start(config).expect("server starts");
-    let a = server.local_addr().to_string();
+    let server = InProc::start(|c| {
+        c.acl_enable = true;
+        c.acl_file = acl.to_string_lossy().into_owned();
+    });
+    let a = server.addr().to_string();
     let put = ["-n", &a, "kv", "put", "NS", "k", "v"];
 
     let run = admin(&put);

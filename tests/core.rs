@@ -9,45 +9,35 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use namesrv::clock::ManualClock;
 use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
-use namesrv::server::{self, ServerHandle};
 use support::client::Client;
 use support::eventually;
-use support::registration::{new_cmd, Broker, T0};
+use support::inproc::InProc;
+use support::registration::{new_cmd, Broker};
 
-struct Fixture {
-    server: ServerHandle,
-    clock: Arc<ManualClock>,
-    _dir: tempfile::TempDir,
+fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(tweak)
 }
 
-fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = support::inproc::loopback_config(dir.path());
-    tweak(&mut config);
-    let clock = ManualClock::new(T0);
-    let server = server::start_with_clock(config, clock.clone()).expect("server starts");
-    Fixture { server, clock, _dir: dir }
+/// Waits for what the writer has done, by its counts.
+trait Waits {
+    fn wait_for_closes(&self, n: u64);
+    fn wait_for_a_fresh_scan(&self);
 }
 
-impl Fixture {
-    fn client(&self) -> Client {
-        Client::connect(self.server.local_addr())
-    }
-
+impl Waits for InProc {
     /// Waits until the writer has applied `n` closes of broker connections in all, and checks it is not more. A
     /// count is published before it is counted, so every route read after this sees what those closes did.
     fn wait_for_closes(&self, n: u64) {
-        let closes = &self.server.metrics().writer.connection_closes;
+        let closes = &self.metrics().writer.connection_closes;
         wait_for_count(closes, n, "broker connection closes");
     }
 
     /// Waits for an expiry scan that read the clock after the caller last moved it. The scan counted next may have
     /// read the clock before that; the one after it began once that one was counted, i.e. after this call began.
     fn wait_for_a_fresh_scan(&self) {
-        let scans = &self.server.metrics().writer.expiry_scans;
+        let scans = &self.metrics().writer.expiry_scans;
         let want = scans.load(Ordering::Acquire) + 2;
         assert!(eventually(LIMIT, || scans.load(Ordering::Acquire) >= want), "no expiry scan within {LIMIT:?}");
     }
@@ -104,10 +94,10 @@ fn register_route_reregister_unregister() {
     assert!(body_text(&client.request(cmd)).contains(r#"{"0":"#));
 
     // Unchanged re-registration publishes nothing.
-    let generation = fx.server.snapshot().generation;
+    let generation = fx.snapshot().generation;
     let r = broker.request(MASTER.register(&["TopicTest", "T2"], 1, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS);
-    assert_eq!(fx.server.snapshot().generation, generation);
+    assert_eq!(fx.snapshot().generation, generation);
 
     // Changed data version with a new topic set: the new topic appears.
     let r = broker.request(MASTER.register(&["TopicTest", "T2", "T3"], 2, 513));
@@ -330,7 +320,7 @@ fn heartbeat_and_query_data_version_do_not_publish() {
     let fx = start(|_| {});
     let mut b = fx.client();
     assert_eq!(b.request(MASTER.register(&["T", "TBW102"], 7, 513)).code, ResponseCode::SUCCESS);
-    let generation = fx.server.snapshot().generation;
+    let generation = fx.snapshot().generation;
     let r = b.request(
         new_cmd(RequestCode::BROKER_HEARTBEAT)
             .with_ext("clusterName", MASTER.cluster)
@@ -351,7 +341,7 @@ fn heartbeat_and_query_data_version_do_not_publish() {
     assert_eq!(body_text(&r), std::str::from_utf8(dv).unwrap());
     let r = b.request(q(br#"{"counter":8,"stateVersion":0,"timestamp":1700000000000}"#));
     assert_eq!(r.ext("changed"), Some("true"));
-    assert_eq!(fx.server.snapshot().generation, generation);
+    assert_eq!(fx.snapshot().generation, generation);
 }
 
 #[test]
@@ -391,7 +381,7 @@ fn no_reactor_keeps_an_old_snapshot() {
     for r in readers.iter_mut() {
         assert_eq!(route(r, "T", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
     }
-    let old = Arc::downgrade(&fx.server.snapshot());
+    let old = Arc::downgrade(&fx.snapshot());
     assert_eq!(broker.request(MASTER.register(&["T", "U", "V"], 2, 513)).code, ResponseCode::SUCCESS);
     for r in readers.iter_mut() {
         assert_eq!(route(r, "V", 513, SerializeType::Json).code, ResponseCode::SUCCESS);
@@ -430,7 +420,7 @@ fn deferred_registrations_keep_the_connection_order() {
     // Register and hang up at once, many times: the close must always win. Each round waits until both the
     // registration and the close are applied, in whatever order the server applied them, then looks.
     let mut client = fx.client();
-    let writer = &fx.server.metrics().writer;
+    let writer = &fx.metrics().writer;
     for round in 0..20 {
         let registrations = writer.registrations.load(Ordering::Acquire);
         let closes = writer.connection_closes.load(Ordering::Acquire);

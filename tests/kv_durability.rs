@@ -12,12 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use namesrv::clock::ManualClock;
-use namesrv::config::Config;
 use namesrv::persist;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
-use namesrv::server::{self, ServerHandle};
 use support::client::Client;
+use support::inproc::InProc;
 
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -349,18 +347,12 @@ fn missing_or_empty_file_starts_empty() {
     }
 }
 
-/// An in-process server on `kv_path` (time is irrelevant here).
-fn start_in_process(dir: &Path, kv_path: &Path) -> ServerHandle {
-    let config = Config {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        reactor_threads: 2,
-        pin_threads: false,
-        kv_config_path: kv_path.display().to_string(),
-        config_store_path: dir.join("namesrv.properties").display().to_string(),
-        ..Config::default()
-    };
-    server::start_with_clock(config, ManualClock::new(1_700_000_000_000)).expect("server starts")
+/// The in-process fixture with its KV file at `kv_path` and its config file in `dir` (time is irrelevant here).
+fn start_in_process(dir: &Path, kv_path: &Path) -> InProc {
+    InProc::start(|c| {
+        c.kv_config_path = kv_path.display().to_string();
+        c.config_store_path = dir.join("namesrv.properties").display().to_string();
+    })
 }
 
 #[test]
@@ -445,9 +437,14 @@ fn file_is_java_format_and_bak_holds_the_previous_content() {
     // Non-ASCII and JSON specials survive the file round trip.
     let odd = "q\"uote\\ back/slash \u{e9}t\u{e9} \u{4e2d} \t";
     assert_eq!(put(&mut c, "NS", "odd", odd).code, ResponseCode::SUCCESS);
-    assert!(!dir.path().join("kvConfig.json.tmp").exists(), "no temp file left behind");
+    let temps: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(temps.is_empty(), "temp files left behind: {temps:?}");
     drop(c);
-    srv.shutdown();
+    drop(srv);
     let srv = start_in_process(dir.path(), &kv);
     let mut c = Client::connect(srv.local_addr());
     assert_eq!(read(&mut c, "NS", "odd").as_deref(), Some(odd));

@@ -177,10 +177,10 @@ fn zlib_bomb_registration_is_refused_at_max_inflated_body() {
     // Inflating it would have taken a gigabyte; the whole test process stayed far below.
     let peak = peak_rss_bytes();
     assert!(peak < 512 * 1024 * 1024, "peak RSS {peak} bytes");
-    assert_eq!(fx.server.metrics().limit_hits(Limit::InflatedBody), 2);
+    assert_eq!(fx.metrics().limit_hits(Limit::InflatedBody), 2);
     assert_eq!(log_lines_with("inflated_body"), 1, "logged once per connection, counted each time");
     assert_eq!(route(&mut bomber, "any").code, ResponseCode::TOPIC_NOT_EXIST, "the bomber's connection still works");
-    assert_eq!(fx.server.snapshot().routes.topic_count(), 0, "nothing was applied");
+    assert_eq!(fx.snapshot().routes.topic_count(), 0, "nothing was applied");
     assert_served(&mut healthy, "a zlib bomb");
 }
 
@@ -195,7 +195,7 @@ fn registration_over_max_topics_is_refused_whole() {
                   maxTopicsPerRegistration=100; nothing applied";
     assert_eq!(r.remark.as_deref(), Some(remark));
     assert_eq!(route(&mut healthy, "over-000000").code, ResponseCode::TOPIC_NOT_EXIST, "nothing applied");
-    assert_eq!(fx.server.metrics().limit_hits(Limit::TopicsPerRegistration), 1);
+    assert_eq!(fx.metrics().limit_hits(Limit::TopicsPerRegistration), 1);
 
     assert_eq!(broker.request(register(&BROKER, &topics("at", 100))).code, ResponseCode::SUCCESS);
     assert_eq!(route(&mut healthy, "at-000099").code, ResponseCode::SUCCESS, "exactly the limit is fine");
@@ -212,7 +212,7 @@ fn connections_beyond_max_connections_are_closed_and_counted() {
     for _ in 0..3 {
         fx.client().expect_closed(WAIT);
     }
-    assert_eq!(fx.server.metrics().limit_hits(Limit::Connections), 3);
+    assert_eq!(fx.metrics().limit_hits(Limit::Connections), 3);
     // One line per burst and reactor (two here), not one per connection.
     let lines = log_lines_with("maxConnections reached");
     assert!((1..=2).contains(&lines), "{lines} log lines for 3 refused connections");
@@ -250,10 +250,10 @@ fn peer_that_does_not_read_is_paused_then_closed() {
     assert!(reply_len > 64 * 1024, "{reply_len}");
 
     // 300 pipelined requests ask for ~30 MB of replies, far more than both kernels' socket buffers hold.
-    let mut slow = small_window_client(fx.server.local_addr());
+    let mut slow = small_window_client(fx.local_addr());
     let requests: Vec<u8> = (0..300).flat_map(|_| encode(&new_cmd(C::GET_ALL_TOPIC_LIST_FROM_NAMESERVER))).collect();
     std::io::Write::write_all(&mut slow, &requests).expect("send requests");
-    let metrics = fx.server.metrics();
+    let metrics = fx.metrics();
     assert!(eventually(WAIT, || metrics.limit_hits(Limit::PendingWritePaused) >= 1), "the slow reader is paused");
     assert_eq!(log_lines_with("does not read its replies"), 1, "one connection, one line");
     assert_served(&mut healthy, "a peer stopped reading");
@@ -288,7 +288,7 @@ fn topic_list_replies(fx: &InProc) -> u64 {
 
 /// The value of one sample of /metrics' text (`name` with its labels), 0 if there is none.
 fn sample(fx: &InProc, name: &str) -> u64 {
-    let text = fx.server.metrics().render(&fx.server.snapshot(), 0);
+    let text = fx.metrics().render(&fx.snapshot(), 0);
     text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
@@ -310,7 +310,7 @@ fn idle_connection_is_closed_and_its_broker_evicted() {
     broker.expect_closed(WAIT);
     quiet.expect_closed(WAIT);
     // The broker's close reaches the writer asynchronously; counted once its eviction is published.
-    let closes = &fx.server.metrics().writer.connection_closes;
+    let closes = &fx.metrics().writer.connection_closes;
     assert!(eventually(WAIT, || closes.load(Ordering::Acquire) >= 1), "the broker's close is applied");
     let mut fresh = fx.client();
     assert_eq!(
@@ -367,14 +367,14 @@ fn allow_list_refuses_writes_from_unlisted_peers_and_serves_reads() {
     c.oneway(kv_put());
     assert_eq!(c.request(new_cmd(C::GET_NAMESRV_CONFIG)).code, ResponseCode::SUCCESS);
     assert!(c.strays.is_empty(), "{:?}", c.strays);
-    assert_eq!(fx.server.metrics().limit_hits(Limit::AdminAllowList), n + 1);
+    assert_eq!(fx.metrics().limit_hits(Limit::AdminAllowList), n + 1);
     assert_eq!(log_lines_with("admin_allow_list"), 1, "logged once per connection, counted each time");
     // Reads stay open, and nothing was applied.
     let get_kv = new_cmd(C::GET_KV_CONFIG).with_ext("namespace", "ns").with_ext("key", "k");
     assert_eq!(c.request(get_kv).code, ResponseCode::QUERY_NOT_FOUND);
     assert_eq!(route(&mut c, "allow-000000").code, ResponseCode::TOPIC_NOT_EXIST);
     assert_served(&mut c, "refused writes");
-    assert!(!fx.server.snapshot().config.order_message_enable);
+    assert!(!fx.snapshot().config.order_message_enable);
 }
 
 fn kv_put() -> RemotingCommand {
@@ -395,7 +395,7 @@ fn allow_list_with_loopback_accepts_writes_and_cannot_be_changed_by_request() {
         let remark = "Can not update config in black list. Not changeable at runtime: adminAllowList";
         assert_eq!(r.remark.as_deref(), Some(remark));
     }
-    let config = fx.server.snapshot().config.clone();
+    let config = fx.snapshot().config.clone();
     assert_eq!(config.admin_allow_list.to_string(), "10.0.0.0/8,127.0.0.0/8");
     assert!(!config.order_message_enable, "a refused update applies nothing");
 }

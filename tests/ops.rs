@@ -10,8 +10,8 @@ use std::time::Duration;
 use namesrv::config::Config;
 use namesrv::protocol::json;
 use namesrv::protocol::{RequestCode, ResponseCode};
-use namesrv::server;
 use support::client::Client;
+use support::inproc::InProc;
 use support::registration::{new_cmd, Broker};
 
 fn get(addr: SocketAddr, path: &str) -> (u16, String) {
@@ -25,16 +25,17 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
-fn start(tweak: impl FnOnce(&mut Config)) -> (server::ServerHandle, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config { http_address: "127.0.0.1:0".into(), ..support::inproc::loopback_config(dir.path()) };
-    tweak(&mut config);
-    (server::start(config).expect("start"), dir)
+/// The in-process fixture with the HTTP endpoint on.
+fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        tweak(c);
+    })
 }
 
 #[test]
 fn metrics_and_json_endpoints() {
-    let (srv, _dir) = start(|_| {});
+    let srv = start(|_| {});
     let http = srv.http_addr().expect("HTTP enabled");
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
     let mut c = Client::connect(srv.local_addr());
@@ -86,7 +87,7 @@ fn metrics_and_json_endpoints() {
 
 #[test]
 fn not_ready_while_waiting_for_service() {
-    let (srv, _dir) = start(|c| c.need_wait_for_service = true);
+    let srv = start(|c| c.need_wait_for_service = true);
     let (status, body) = get(srv.http_addr().unwrap(), "/ready");
     assert_eq!(status, 503);
     assert!(body.contains("needWaitForService"), "{body}");
@@ -94,13 +95,13 @@ fn not_ready_while_waiting_for_service() {
 
 #[test]
 fn http_is_off_by_default() {
-    let (srv, _dir) = start(|c| c.http_address = String::new());
+    let srv = start(|c| c.http_address = String::new());
     assert!(srv.http_addr().is_none());
 }
 
 #[test]
 fn graceful_shutdown_answers_go_away_then_stops() {
-    let (srv, _dir) = start(|c| {
+    let mut srv = start(|c| {
         c.enable_shutdown_gracefully = true;
         c.shutdown_wait_time_seconds = 1;
     });
@@ -108,7 +109,8 @@ fn graceful_shutdown_answers_go_away_then_stops() {
     let http = srv.http_addr().unwrap();
     let mut c = Client::connect(addr);
     assert_eq!(c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code, ResponseCode::SUCCESS);
-    let stopper = std::thread::spawn(move || srv.shutdown_gracefully());
+    let server = srv.take();
+    let stopper = std::thread::spawn(move || server.shutdown_gracefully());
     // While draining: 5.x clients (version > 475) are told to go away, older ones are still served.
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     let mut saw_go_away = false;
@@ -128,12 +130,12 @@ fn graceful_shutdown_answers_go_away_then_stops() {
 
 #[test]
 fn graceful_shutdown_without_go_away_is_quick_and_complete() {
-    let (srv, _dir) = start(|_| {});
+    let mut srv = start(|_| {});
     let mut c = Client::connect(srv.local_addr());
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
     assert_eq!(c.request(broker.register(&["A", "B"], 1, 513)).code, ResponseCode::SUCCESS);
     let started = std::time::Instant::now();
-    assert!(srv.shutdown_gracefully());
+    assert!(srv.stop_gracefully());
     assert!(started.elapsed() < Duration::from_secs(3));
     c.expect_closed(Duration::from_secs(2));
 }
@@ -143,54 +145,50 @@ fn graceful_shutdown_without_go_away_is_quick_and_complete() {
 /// the provisional broker expires like any other.
 #[test]
 fn warm_restart_serves_saved_routes_until_brokers_re_register() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        http_address: "127.0.0.1:0".into(),
-        route_snapshot_path: dir.path().join("routes.bin").to_string_lossy().into_owned(),
-        ..support::inproc::loopback_config(dir.path())
-    };
-    let clock = namesrv::clock::ManualClock::new(support::registration::T0);
+    let mut fx = start(|c| {
+        c.route_snapshot_path =
+            std::path::Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
+    });
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
     let ask = |c: &mut Client| c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code;
 
-    let first = server::start_with_clock(config.clone(), clock.clone()).unwrap();
-    let mut b = Client::connect(first.local_addr());
+    let mut b = fx.client();
     assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
-    assert!(first.shutdown_gracefully());
+    assert!(fx.stop_gracefully());
     drop(b);
-    let saved = std::fs::metadata(&config.route_snapshot_path).map(|m| m.len()).unwrap_or(0);
+    let saved = std::fs::metadata(&fx.config.route_snapshot_path).map(|m| m.len()).unwrap_or(0);
     assert!(saved > 0, "route tables saved at shutdown");
 
     // The port changes (port 0), as a client would reconnect after a restart.
-    let second = server::start_with_clock(config.clone(), clock.clone()).unwrap();
-    let mut c = Client::connect(second.local_addr());
+    fx.restart();
+    let mut c = fx.client();
     assert_eq!(ask(&mut c), ResponseCode::SUCCESS, "routes are there before the broker re-registers");
-    let http = second.http_addr().unwrap();
+    let http = fx.http_addr().unwrap();
     let (status, ready) = get(http, "/ready");
     assert_eq!(status, 503);
     assert!(ready.contains("provisional"), "{ready}");
     assert!(get(http, "/metrics").1.contains("namesrv_provisional_brokers 1"));
 
-    let mut b = Client::connect(second.local_addr());
+    let mut b = fx.client();
     let r = b.request(broker.register(&["TopicA", "TopicB"], 1, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS);
     assert_eq!(ask(&mut c), ResponseCode::SUCCESS);
     assert_eq!(get(http, "/ready").0, 200);
     assert!(get(http, "/metrics").1.contains("namesrv_provisional_brokers 0"));
-    assert!(second.shutdown_gracefully());
+    assert!(fx.stop_gracefully());
     drop(b);
 
     // Restart once more; this time the broker never comes back: its saved routes expire after its timeout.
-    let third = server::start_with_clock(config, clock.clone()).unwrap();
-    let mut c = Client::connect(third.local_addr());
+    fx.restart();
+    let mut c = fx.client();
     assert_eq!(ask(&mut c), ResponseCode::SUCCESS);
-    clock.advance_ms(121_000);
+    fx.clock.advance_ms(121_000);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while ask(&mut c) != ResponseCode::TOPIC_NOT_EXIST {
         assert!(std::time::Instant::now() < deadline, "provisional broker never expired");
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(get(third.http_addr().unwrap(), "/ready").0, 200);
+    assert_eq!(get(fx.http_addr().unwrap(), "/ready").0, 200);
 }
 
 /// The binary itself: SIGTERM stops it gracefully with exit status 0.

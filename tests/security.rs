@@ -28,7 +28,7 @@ fn config_update_cannot_point_the_route_snapshot_at_another_file() {
     let victim_dir = tempfile::tempdir().unwrap();
     let victim = victim_dir.path().join("authorized_keys");
     fs::write(&victim, "ssh-ed25519 AAAA operator\n").unwrap();
-    let fx = InProc::start(|c| {
+    let mut fx = InProc::start(|c| {
         c.route_snapshot_path = Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
     });
     let mut c = fx.client();
@@ -37,11 +37,10 @@ fn config_update_cannot_point_the_route_snapshot_at_another_file() {
     assert_eq!(r.remark.as_deref(), Some(refused_remark("routeSnapshotPath").as_str()));
     assert!(!fx.dir.path().join("namesrv.properties").exists(), "nothing was persisted");
     // The route tables are saved at shutdown: to the configured file, not the victim.
-    let InProc { server, dir, .. } = fx;
-    server.shutdown();
+    fx.stop();
     assert_eq!(fs::read_to_string(&victim).unwrap(), "ssh-ed25519 AAAA operator\n");
     assert!(!victim.with_extension("bak").exists());
-    assert!(dir.path().join("routes.bin").exists(), "the configured snapshot was written");
+    assert!(fx.path("routes.bin").exists(), "the configured snapshot was written");
 }
 
 /// Files, listeners, limits and protections: each refused whole, with its name in the remark; a runtime key in the
@@ -50,7 +49,7 @@ fn config_update_cannot_point_the_route_snapshot_at_another_file() {
 fn config_update_cannot_move_files_listeners_or_limits() {
     let fx = InProc::start(|c| c.admin_allow_list = namesrv::allow_list::AllowList::parse("127.0.0.1").unwrap());
     let mut c = fx.client();
-    let before = fx.server.snapshot().config.clone();
+    let before = fx.snapshot().config.clone();
     for (key, value) in [
         ("kvConfigPath", "/tmp/elsewhere.json"),
         ("configStorePath", "/etc/cron.d/x"),
@@ -80,11 +79,11 @@ fn config_update_cannot_move_files_listeners_or_limits() {
     }
     let r = update_config(&mut c, "maxConnections=1\nlistenPort=2\n");
     assert_eq!(r.remark.as_deref(), Some(refused_remark("listenPort, maxConnections").as_str()));
-    assert_eq!(fx.server.snapshot().config, before, "nothing applied");
+    assert_eq!(fx.snapshot().config, before, "nothing applied");
     assert!(!fx.dir.path().join("namesrv.properties").exists(), "nothing persisted");
     // A runtime key alone goes through.
     assert_eq!(update_config(&mut c, "orderMessageEnable=true\n").code, ResponseCode::SUCCESS);
-    assert!(fx.server.snapshot().config.order_message_enable);
+    assert!(fx.snapshot().config.order_message_enable);
 }
 
 /// A `-c` file with our own keys, Java's keys and keys nobody knows; after an accepted update and a restart, the
@@ -172,7 +171,7 @@ fn get_kv(c: &mut Client) -> Option<String> {
 fn acl_requires_signatures_for_reads_and_admin_accounts_for_writes() {
     let AclServer { fx, _accounts: _keep, .. } = with_acl(ACCOUNTS);
     let mut c = fx.client();
-    let acl_hits = || fx.server.metrics().limit_hits(namesrv::limit::Limit::Acl);
+    let acl_hits = || fx.metrics().limit_hits(namesrv::limit::Limit::Acl);
 
     // 127.0.0.1 is not on the trusted network: an unsigned read is refused.
     let r = c.request(route_req("T"));
@@ -206,7 +205,7 @@ fn acl_requires_signatures_for_reads_and_admin_accounts_for_writes() {
     // The config update path is a write like the others.
     let update = new_cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(b"orderMessageEnable=true\n".to_vec());
     assert_eq!(c.request(update).code, 16);
-    assert!(!fx.server.snapshot().config.order_message_enable);
+    assert!(!fx.snapshot().config.order_message_enable);
     assert_eq!(acl_hits(), 9, "every refusal counted");
 }
 
@@ -234,7 +233,7 @@ fn wait_for_counter(what: &str, counter: impl Fn() -> u64, past: u64) {
 fn a_changed_account_file_takes_effect_and_a_broken_one_keeps_the_last_good_accounts() {
     let AclServer { fx, file, _accounts: _keep } = with_acl(ACCOUNTS);
     let mut c = fx.client();
-    let acl = fx.server.metrics().acl.clone();
+    let acl = fx.metrics().acl.clone();
     let newcomer = || signed(route_req("T"), "newcomer", "newcomer-secret");
     assert_eq!(c.request(newcomer()).code, 16);
 
@@ -248,7 +247,7 @@ fn a_changed_account_file_takes_effect_and_a_broken_one_keeps_the_last_good_acco
     fs::write(&file, "accounts:\n  - accessKey: short\n").unwrap();
     wait_for_counter("refused reload", || acl.reload_failures.load(std::sync::atomic::Ordering::Relaxed), failures);
     assert_eq!(c.request(newcomer()).code, ResponseCode::TOPIC_NOT_EXIST, "last good accounts kept");
-    let metrics = fx.server.metrics().render(&fx.server.snapshot(), 0);
+    let metrics = fx.metrics().render(&fx.snapshot(), 0);
     assert!(metrics.contains("namesrv_acl_reload_failures_total 1"), "{metrics}");
     assert!(metrics.contains("namesrv_acl_accounts 4"), "{metrics}");
 }

@@ -5,13 +5,13 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
-use namesrv::server::{self, ServerHandle};
+
 use support::client::Client;
+use support::inproc::InProc;
 use support::java::{JAVA_49, JAVA_5X};
 use support::mqadmin::{JavaClient, MqAdmin};
 use support::registration::{new_cmd, Broker};
@@ -19,29 +19,15 @@ use support::tls::{trust_anything, trust_only, write_identity, TlsClient};
 
 const BROKER: Broker = Broker { cluster: "TlsCluster", name: "broker-tls", addr: "127.0.0.1:10911", id: 0 };
 
-struct Fixture {
-    server: ServerHandle,
-    _dir: tempfile::TempDir,
+/// An in-process server (the fixture's `tls.config.file` points nowhere, so a file on this machine cannot change
+/// the test).
+fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(tweak)
 }
 
-/// An in-process server; `tls.config.file` points nowhere so a file on this machine cannot change the test.
-fn start(tweak: impl FnOnce(&mut Config)) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = support::inproc::loopback_config(dir.path());
-    config.tls_config_file = dir.path().join("no-tls.properties").to_string_lossy().into_owned();
-    tweak(&mut config);
-    let server = server::start(config).expect("server starts");
-    Fixture { server, _dir: dir }
-}
-
-impl Fixture {
-    fn addr(&self) -> SocketAddr {
-        self.server.local_addr()
-    }
-
-    fn tls(&self) -> TlsClient {
-        TlsClient::connect(self.addr(), trust_anything()).expect("TLS handshake")
-    }
+/// A TLS client that trusts any certificate.
+fn tls(f: &InProc) -> TlsClient {
+    TlsClient::connect(f.addr(), trust_anything()).expect("TLS handshake")
 }
 
 fn route(topic: &str) -> RemotingCommand {
@@ -59,7 +45,7 @@ fn permissive_is_the_default_and_serves_tls_and_plain_clients() {
     let r = plain.request(BROKER.register(&["TopicTls", "TopicTls2"], 1, 513));
     assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
 
-    let mut tls = f.tls();
+    let mut tls = tls(&f);
     let reply = tls.request(&route("TopicTls")).expect("route over TLS");
     assert_eq!(reply.code, ResponseCode::SUCCESS, "{reply:?}");
     assert!(body_text(&reply).contains("broker-tls"), "{}", body_text(&reply));
@@ -77,7 +63,7 @@ fn enforcing_closes_plain_clients_and_serves_tls() {
     plain.send_raw(&frame);
     plain.expect_closed(Duration::from_secs(5));
 
-    let mut tls = f.tls();
+    let mut tls = tls(&f);
     assert_eq!(tls.request(&BROKER.register(&["TopicTls", "TopicTls2"], 1, 513)).unwrap().code, ResponseCode::SUCCESS);
     let reply = tls.request(&route("TopicTls")).unwrap();
     assert_eq!(reply.code, ResponseCode::SUCCESS);
@@ -194,7 +180,7 @@ fn binary_reads_tls_system_properties_and_refuses_a_broken_enforcing_setup() {
 #[test]
 fn java_mqadmin_and_client_over_tls_in_enforcing_mode() {
     let f = start(|c| c.tls_server_mode = "enforcing".into());
-    let mut tls = f.tls();
+    let mut tls = tls(&f);
     assert_eq!(tls.request(&BROKER.register(&["TopicTls", "TopicTls2"], 1, 513)).unwrap().code, ResponseCode::SUCCESS);
     let namesrv = f.addr().to_string();
     let tls_on = vec!["-Dtls.enable=true".to_string()];
