@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use criterion::Criterion;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use namesrv::model::{DataVersion, TopicConfig};
 use namesrv::state::routes::{RegisterBroker, RouteSettings};
 use namesrv::state::RouteTables;
 
@@ -27,23 +27,9 @@ pub fn topic_configs(names: impl IntoIterator<Item = String>, perm: i32) -> Vec<
 
 /// A 5.x master's REGISTER_BROKER for `topics` at DataVersion `counter`.
 pub fn registration(cluster: &str, broker: &str, topics: Vec<TopicConfig>, counter: i64) -> RegisterBroker {
-    RegisterBroker {
-        cluster_name: cluster.into(),
-        broker_addr: format!("10.0.0.1:{}", 10000 + broker.len() * 7 + broker.bytes().map(usize::from).sum::<usize>()),
-        broker_name: broker.into(),
-        broker_id: 0,
-        ha_server_addr: "10.0.0.1:10912".into(),
-        zone_name: None,
-        heartbeat_timeout_ms: None,
-        enable_acting_master: Some(false),
-        body: RegisterBrokerBody {
-            data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 + counter },
-            topic_configs: topics,
-            mapping_infos: Vec::new(),
-            filter_server_list: None,
-        },
-        conn: None,
-    }
+    let addr = format!("10.0.0.1:{}", 10000 + broker.len() * 7 + broker.bytes().map(usize::from).sum::<usize>());
+    let dv = DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 + counter };
+    RegisterBroker::new(cluster, broker, 0, &addr, topics, dv)
 }
 
 pub fn settings() -> RouteSettings {

@@ -50,23 +50,17 @@ pub fn brokers(clusters: usize, per_cluster: usize) -> Vec<BrokerIdent> {
 
 /// The same registration as an in-process operation (for the ceiling's canned body).
 pub fn register_broker_op(b: &BrokerIdent, topics: &[String]) -> RegisterBroker {
-    RegisterBroker {
-        cluster_name: b.cluster.clone(),
-        broker_addr: b.addr.clone(),
-        broker_name: b.name.clone(),
-        broker_id: 0,
-        ha_server_addr: b.addr.clone(),
-        zone_name: None,
-        heartbeat_timeout_ms: None,
-        enable_acting_master: Some(false),
-        body: RegisterBrokerBody {
-            data_version: DataVersion { counter: 1, state_version: 0, timestamp: 1 },
-            topic_configs: topics.iter().map(|t| TopicConfig::with_defaults(t.as_str())).collect(),
-            mapping_infos: Vec::new(),
-            filter_server_list: Some(Vec::new()),
-        },
-        conn: None,
-    }
+    let configs = topics.iter().map(|t| TopicConfig::with_defaults(t.as_str())).collect();
+    let mut reg = RegisterBroker::new(
+        &b.cluster,
+        &b.name,
+        0,
+        &b.addr,
+        configs,
+        DataVersion { counter: 1, state_version: 0, timestamp: 1 },
+    );
+    reg.body.filter_server_list = Some(Vec::new());
+    reg
 }
 
 /// A topology on a server; the registering connection stays open as long as this lives.

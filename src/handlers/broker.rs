@@ -90,7 +90,13 @@ pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Opt
 /// The REGISTER_BROKER request a broker would send for `reg` (JSON body with its CRC); the inverse of
 /// `decode_register`.
 pub fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingCommand {
-    let bytes = body::encode_register_broker_body(&reg.body, false, crate::protocol::command::SERVER_VERSION);
+    encode_register_as(reg, opaque, crate::protocol::command::SERVER_VERSION)
+}
+
+/// `encode_register` as a broker of release `version` sends it (the body layout and the request version follow
+/// it: 4.9 and 5.x bodies differ).
+pub fn encode_register_as(reg: &RegisterBroker, opaque: i32, version: i32) -> RemotingCommand {
+    let bytes = body::encode_register_broker_body(&reg.body, false, version);
     let mut cmd = RemotingCommand::request(crate::protocol::RequestCode::REGISTER_BROKER, opaque)
         .with_ext("brokerName", reg.broker_name.clone())
         .with_ext("brokerAddr", reg.broker_addr.clone())
@@ -108,6 +114,7 @@ pub fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingCommand {
     if let Some(z) = &reg.zone_name {
         cmd = cmd.with_ext("__ZONE_NAME", z.clone());
     }
+    cmd.version = version;
     cmd.with_body(bytes)
 }
 

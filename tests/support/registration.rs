@@ -1,7 +1,8 @@
 //! Building broker requests as raw frames: REGISTER_BROKER (JSON body with a correct CRC) and UNREGISTER_BROKER.
 
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
-use namesrv::protocol::{body, RemotingCommand, RequestCode};
+use namesrv::model::{DataVersion, TopicConfig};
+use namesrv::protocol::{RemotingCommand, RequestCode};
+use namesrv::state::routes::RegisterBroker;
 
 /// The DataVersion timestamp test brokers send (and the ManualClock start).
 pub const T0: i64 = 1_700_000_000_000;
@@ -32,25 +33,12 @@ impl Broker<'_> {
 
     /// REGISTER_BROKER of these topic configs, as a 5.x broker of `version` sends it (JSON body, right CRC).
     pub fn register_configs(&self, topic_configs: Vec<TopicConfig>, counter: i64, version: i32) -> RemotingCommand {
-        let body = RegisterBrokerBody {
-            data_version: DataVersion { counter, state_version: 0, timestamp: T0 },
-            topic_configs,
-            mapping_infos: vec![],
-            filter_server_list: Some(vec![]),
-        };
-        let bytes = body::encode_register_broker_body(&body, false, version);
-        let mut cmd = new_cmd(RequestCode::REGISTER_BROKER)
-            .with_ext("brokerName", self.name)
-            .with_ext("brokerAddr", self.addr)
-            .with_ext("clusterName", self.cluster)
-            .with_ext("haServerAddr", self.addr.replace(":10911", ":10912"))
-            .with_ext("brokerId", self.id.to_string())
-            .with_ext("enableActingMaster", "false")
-            .with_ext("compressed", "false")
-            .with_ext("bodyCrc32", namesrv::handlers::broker::crc32_masked(&bytes).to_string())
-            .with_body(bytes);
-        cmd.version = version;
-        cmd
+        let dv = DataVersion { counter, state_version: 0, timestamp: T0 };
+        let mut reg = RegisterBroker::new(self.cluster, self.name, self.id, self.addr, topic_configs, dv);
+        reg.ha_server_addr = self.addr.replace(":10911", ":10912");
+        reg.body.filter_server_list = Some(vec![]);
+        let opaque = new_cmd(RequestCode::REGISTER_BROKER).opaque;
+        namesrv::handlers::broker::encode_register_as(&reg, opaque, version)
     }
 
     pub fn unregister(&self) -> RemotingCommand {

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 
-use crate::model::{BrokerData, BrokerId, QueueData, RegisterBrokerBody, TopicQueueMappingInfo};
+use crate::model::{
+    BrokerData, BrokerId, DataVersion, QueueData, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo,
+};
 
 use super::liveness::LiveTable;
 use super::ConnId;
@@ -53,6 +55,39 @@ pub struct RegisterBroker {
     pub body: RegisterBrokerBody,
     /// The connection the registration came on; closing it evicts the broker.
     pub conn: Option<ConnId>,
+}
+
+impl RegisterBroker {
+    /// A 5.x broker's registration (`enableActingMaster=false`, default heartbeat timeout, no zone, no filter
+    /// servers, no static-topic mappings, `haServerAddr` = the address) of `topic_configs` at `data_version`: the
+    /// one builder unit tests, benches, the perf harness and the integration tests start from; change fields after.
+    /// `handlers::broker::encode_register_as` turns it into the request a broker sends.
+    pub fn new(
+        cluster: &str,
+        name: &str,
+        id: BrokerId,
+        addr: &str,
+        topic_configs: Vec<TopicConfig>,
+        data_version: DataVersion,
+    ) -> RegisterBroker {
+        RegisterBroker {
+            cluster_name: cluster.into(),
+            broker_addr: addr.into(),
+            broker_name: name.into(),
+            broker_id: id,
+            ha_server_addr: addr.into(),
+            zone_name: None,
+            heartbeat_timeout_ms: None,
+            enable_acting_master: Some(false),
+            body: RegisterBrokerBody {
+                data_version,
+                topic_configs,
+                mapping_infos: Vec::new(),
+                filter_server_list: None,
+            },
+            conn: None,
+        }
+    }
 }
 
 /// What a successful registration answers.

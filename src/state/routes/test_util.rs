@@ -1,6 +1,6 @@
 //! Builders shared by the route unit tests.
 
-use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use crate::model::{DataVersion, TopicConfig};
 use crate::state::ConnId;
 
 use super::{RegisterBroker, RouteSettings, UnregisterBroker};
@@ -25,22 +25,10 @@ pub fn tc(topic: &str, perm: i32) -> TopicConfig {
 
 /// A 5.x registration (enableActingMaster=false) with perm-6 topics.
 pub fn reg(cluster: &str, name: &str, id: i64, addr: &str, topics: &[&str], counter: i64) -> RegisterBroker {
+    let topics = topics.iter().map(|t| tc(t, 6)).collect();
     RegisterBroker {
-        cluster_name: cluster.into(),
-        broker_addr: addr.into(),
-        broker_name: name.into(),
-        broker_id: id,
         ha_server_addr: format!("{addr}-ha"),
-        zone_name: None,
-        heartbeat_timeout_ms: None,
-        enable_acting_master: Some(false),
-        body: RegisterBrokerBody {
-            data_version: dv(counter),
-            topic_configs: topics.iter().map(|t| tc(t, 6)).collect(),
-            mapping_infos: Vec::new(),
-            filter_server_list: None,
-        },
-        conn: None,
+        ..RegisterBroker::new(cluster, name, id, addr, topics, dv(counter))
     }
 }
 
