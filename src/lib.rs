@@ -36,6 +36,9 @@
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
 
+/// `0.1.0 (commit)`: what `--version` and the `namesrv_build_info` metric say.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NAMESRV_COMMIT"), ")");
+
 pub mod acl;
 pub mod acl_reload;
 pub mod allow_list;

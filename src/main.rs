@@ -18,7 +18,7 @@ use namesrv::protocol::props;
 /// reactorThreads, pinThreads, maxFrameLength, writerQueueCapacity and maxInflatedBody. Logs go to stderr;
 /// set RUST_LOG (e.g. RUST_LOG=debug) for more.
 #[derive(Parser, Debug)]
-#[command(name = "mqnamesrv", version)]
+#[command(name = "mqnamesrv", version = namesrv::VERSION)]
 struct Args {
     /// Name server config properties file (Java key names).
     #[arg(short = 'c', long = "configFile", value_name = "FILE")]
@@ -26,7 +26,8 @@ struct Args {
     /// Print all config items and exit.
     #[arg(short = 'p', long = "printConfigItem")]
     print_config_item: bool,
-    /// Accepted for compatibility with the Java start-up; has no effect on a name server.
+    /// Accepted for compatibility with the Java start-up; has no effect on a name server. Before `admin`, the
+    /// name server the admin command talks to.
     #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
     namesrv_addr: Option<String>,
     /// A TLS setting as Java takes it, as a system property: -Dtls.server.mode=enforcing (tls.* keys only; these
@@ -45,7 +46,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Some(Command::Admin(admin)) = args.command {
+    if let Some(Command::Admin(mut admin)) = args.command {
+        // `mqnamesrv -n host:port admin …` (the flag before the subcommand, as mqadmin users type it) counts too.
+        if admin.namesrv.is_empty() {
+            admin.namesrv.extend(args.namesrv_addr);
+        }
         return namesrv::cli::run(admin);
     }
     let (mut config, mut warnings) = match &args.config_file {

@@ -94,7 +94,7 @@ fn admin(args: &[&str]) -> Run {
 /// `admin` with `ROCKETMQ_HOME` set to `home` (or unset, so that no `conf/tools.yml` of the machine signs).
 fn admin_in(args: &[&str], home: Option<&std::path::Path>) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"));
-    cmd.arg("admin").args(args).env_remove("RUST_LOG").env_remove("ROCKETMQ_HOME");
+    cmd.arg("admin").args(args).env_remove("RUST_LOG").env_remove("ROCKETMQ_HOME").env_remove("NAMESRV_ADDR");
     if let Some(home) = home {
         cmd.env("ROCKETMQ_HOME", home);
     }
@@ -484,4 +484,28 @@ fn signs_with_keys_or_tools_yml_for_acl_servers() {
     std::fs::create_dir_all(home.join("conf")).unwrap();
     std::fs::write(home.join("conf/tools.yml"), "accessKey: cliadmin\nsecretKey: cli-admin-secret\n").unwrap();
     assert_eq!(admin_in(&["-n", &a, "kv", "get", "NS", "k"], Some(&home)).ok().stdout, "v\n");
+}
+
+/// mqadmin habits: `-n` before the subcommand, `NAMESRV_ADDR` when there is no `-n`, `topicRoute -t`.
+#[test]
+fn mqadmin_habits_for_the_address_and_the_topic() {
+    let fx = with_brokers();
+    let a = fx.addr();
+    let expected = admin(&["-n", &a, "route", "TopicTest"]).ok().stdout;
+    let bin = env!("CARGO_BIN_EXE_mqnamesrv");
+    let run = |args: &[&str], env: Option<&str>| {
+        let mut cmd = Command::new(bin);
+        cmd.args(args).env_remove("RUST_LOG").env_remove("ROCKETMQ_HOME").env_remove("NAMESRV_ADDR");
+        if let Some(v) = env {
+            cmd.env("NAMESRV_ADDR", v);
+        }
+        let out = cmd.output().expect("run mqnamesrv");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run(&["-n", &a, "admin", "topicRoute", "TopicTest"], None), expected);
+    assert_eq!(run(&["admin", "topicRoute", "-t", "TopicTest"], Some(&a)), expected);
+    assert_eq!(run(&["admin", "topicRoute", "-t", "TopicTest", "-n", &a], Some("127.0.0.1:1")), expected, "-n wins");
+    let refused = admin(&["-n", &a, "topicRoute", "-t", "A", "B"]);
+    assert_eq!(refused.code, 2, "a topic and -t together: {}", refused.stderr);
 }

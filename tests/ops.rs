@@ -33,6 +33,12 @@ fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
     })
 }
 
+/// The commit `mqnamesrv --version` names (the library's build of the same tree).
+fn namesrv_commit() -> String {
+    let v = namesrv::VERSION;
+    v[v.find('(').unwrap() + 1..v.len() - 1].to_string()
+}
+
 #[test]
 fn metrics_and_json_endpoints() {
     let srv = start(|_| {});
@@ -60,9 +66,21 @@ fn metrics_and_json_endpoints() {
         "namesrv_connections_open 1",
         "namesrv_evictions_total{cause=\"expired\"} 0",
         "namesrv_registrations_total 1",
+        &format!("namesrv_build_info{{version=\"{}\",commit=\"{}\"}} 1", env!("CARGO_PKG_VERSION"), namesrv_commit()),
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
+    // Process metrics: present, and plausible for this test process.
+    let value = |name: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no {name}"));
+        line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
+    };
+    assert!(value("process_resident_memory_bytes") > 1e6);
+    assert!(value("process_open_fds") >= 3.0);
+    assert!(value("process_cpu_seconds_total") > 0.0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let started = value("process_start_time_seconds");
+    assert!(started <= now && started > now - 600.0, "{started} vs {now}");
 
     assert_eq!(get(http, "/health"), (200, "ok\n".into()));
     let (status, ready) = get(http, "/ready");

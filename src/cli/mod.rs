@@ -66,8 +66,11 @@ pub enum AdminCommand {
     /// Route of a topic: brokers (name, cluster, id → address) and queues (read/write counts, perm, sysflag).
     #[command(alias = "topicRoute")]
     Route {
-        /// Topic name.
-        topic: String,
+        /// Topic name (or `-t TOPIC`, as mqadmin takes it).
+        #[arg(required_unless_present = "topic_flag", conflicts_with = "topic_flag")]
+        topic: Option<String>,
+        #[arg(short = 't', long = "topic", id = "topic_flag", value_name = "TOPIC")]
+        topic_flag: Option<String>,
     },
     /// Clusters, their brokers, and each broker's ids and addresses.
     #[command(alias = "clusterList")]
@@ -229,6 +232,11 @@ impl Ctx {
             .map(String::from)
             .collect();
         if addrs.is_empty() {
+            // mqadmin's habit: NAMESRV_ADDR (";"-separated) when -n is not given, then the Java default.
+            let env = std::env::var("NAMESRV_ADDR").unwrap_or_default();
+            addrs.extend(env.split(';').map(str::trim).filter(|a| !a.is_empty()).map(String::from));
+        }
+        if addrs.is_empty() {
             addrs.push(DEFAULT_NAMESRV.to_string());
         }
         Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout), credentials: credentials(args) }
@@ -306,7 +314,9 @@ fn queue_json(q: &QueueData) -> serde_json::Value {
 pub fn run(args: AdminArgs) -> ExitCode {
     let ctx = Ctx::new(&args);
     let result = match &args.command {
-        AdminCommand::Route { topic } => route::route(&ctx, topic),
+        AdminCommand::Route { topic, topic_flag } => {
+            route::route(&ctx, topic.as_deref().or(topic_flag.as_deref()).unwrap_or_default())
+        }
         AdminCommand::Cluster => cluster::cluster(&ctx),
         AdminCommand::Topics => route::topics(&ctx),
         AdminCommand::Kv(cmd) => kv::run(&ctx, cmd),
