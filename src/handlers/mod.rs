@@ -82,7 +82,9 @@ fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<RemotingCo
 /// then the account (`aclEnable`).
 pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     let refused = |response: RemotingCommand, limit: Limit| {
-        if is_write(req.code) || limit == Limit::Acl {
+        // Refused reads are not audited (a misconfigured client would flood the trail): they are counted and
+        // logged once per connection like every limit.
+        if is_write(req.code) {
             crate::audit::answered(ctx.peer, None, req, &response);
         }
         Dispatched { action: Action::Refused(response, limit), account: None }
