@@ -61,7 +61,7 @@ pub struct Target {
     #[arg(long)]
     ours_bin: Option<PathBuf>,
     /// Java heap, used for -Xms and -Xmx.
-    #[arg(long, default_value = "256m")]
+    #[arg(long, default_value = "1g")]
     java_heap: String,
 }
 

@@ -234,7 +234,7 @@ pub struct MemoryArgs {
     /// Servers to measure, in order.
     #[arg(long, value_delimiter = ',', default_value = "ours,java")]
     servers: Vec<Kind>,
-    #[arg(long, default_value = "256m")]
+    #[arg(long, default_value = "1g")]
     java_heap: String,
     /// Brokers per cluster; each cluster has 10k topics: 1 cluster = 40k entries, 10 clusters = 400k.
     #[arg(long, default_value_t = 4)]
@@ -318,7 +318,7 @@ pub struct CompareArgs {
     topics: usize,
     #[arg(long, default_value_t = 2)]
     brokers: usize,
-    #[arg(long, default_value = "256m")]
+    #[arg(long, default_value = "1g")]
     java_heap: String,
     /// Where <date>.md and <date>.svg go.
     #[arg(long)]

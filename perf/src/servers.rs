@@ -80,7 +80,7 @@ impl Default for Launch {
     fn default() -> Self {
         Launch {
             ours_bin: repo_root().join("target/release/mqnamesrv"),
-            java_heap: "256m".into(),
+            java_heap: "1g".into(),
             ceiling_route_brokers: 2,
             ceiling_threads: 2,
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use namesrv::model::{DataVersion, TopicConfig};
 use namesrv::state::routes::RegisterBroker;
 
 use crate::load::BrokerLoad;
