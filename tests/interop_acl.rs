@@ -33,7 +33,7 @@ use support::interop::{kv_get, perms, serial, step};
 use support::java::{JAVA_49, JAVA_5X};
 use support::mqadmin::{expected_bodies, JavaClient, MqAdmin};
 use support::ours::OurNamesrv;
-use support::proc::Output;
+use support::proc::{Output, RetryBudget};
 use support::registration;
 
 /// A plain account: may read (routes, cluster info, KV), may not change anything.
@@ -208,7 +208,7 @@ fn java_broker_white_listed_java_clients_signed() {
     // signed lookup of the topic finds nothing, its signed lookup of TBW102 does).
     let java5 = JavaClient::acl(JAVA_5X);
     let out = java_produce(&java5, &ns, topic, N, "j5", READER);
-    out.expect_ok(&format!("Java {JAVA_5X} producer as {}", READER.0));
+    out.expect_sent_within(&format!("Java {JAVA_5X} producer as {}", READER.0), RetryBudget::NONE);
     assert_eq!(out.stdout.lines().filter(|l| l.starts_with("SENT ")).count(), N, "producer:\n{}", out.stdout);
     world.wait_route(topic);
     world.step(&format!("Java {JAVA_5X} producer ({}) sent {N}; the broker registered the topic", READER.0));
@@ -245,7 +245,7 @@ fn java_broker_white_listed_java_clients_signed() {
     });
     assert_eq!(queues49, queues, "4.9.8 and 5.5.0 clients see different routes");
     let out = java_produce(&java49, &ns, topic, N, "j49", READER);
-    out.expect_ok(&format!("Java {JAVA_49} producer as {}", READER.0));
+    out.expect_sent_within(&format!("Java {JAVA_49} producer as {}", READER.0), RetryBudget::NONE);
     java_consume_all(&java49, &ns, topic, "acl_j49_cg", N, "j49");
     let (code, remark) = java_route(&java49, &ns, topic, (READER.0, WRONG_SECRET)).expect_err("wrong secret accepted");
     assert_refusal(code, &remark, "4.9.8 route lookup with a wrong secret");

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::proc::{run, Output};
+use super::proc::{run, Output, RetryBudget};
 
 /// Builds the peer once per test process and returns the binary.
 pub fn binary() -> PathBuf {
@@ -49,10 +49,16 @@ pub fn run_peer(sub: &str, namesrv: &str, args: &[&str], timeout: Duration) -> O
     run(&format!("gopeer {sub}"), cmd, dir.path(), timeout + Duration::from_secs(30))
 }
 
-/// Like `run_peer`, and panics unless it printed `OK` and exited with 0; returns stdout.
+/// Like `run_peer`, and panics unless it printed `OK` and exited with 0 — and for `produce`, unless it reported
+/// no retry (`RETRIES 0 0`; docs/interop.md, "Retries"); returns stdout.
 pub fn ok(sub: &str, namesrv: &str, args: &[&str], timeout: Duration) -> String {
     let out = run_peer(sub, namesrv, args, timeout);
-    out.expect_ok(&format!("gopeer {sub} {args:?} -n {namesrv}"));
+    let what = format!("gopeer {sub} {args:?} -n {namesrv}");
+    if sub == "produce" {
+        out.expect_sent_within(&what, RetryBudget::NONE);
+    } else {
+        out.expect_ok(&what);
+    }
     out.stdout
 }
 

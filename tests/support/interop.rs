@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::broker::{cluster_info, route, wait_for, wait_registered, Broker};
 use super::mqadmin::{expected_bodies, JavaClient, MqAdmin};
 use super::observe::metric;
-use super::proc::OurNode;
+use super::proc::{OurNode, RetryBudget};
 
 /// Tests that start brokers take this lock, so that a file's tests run one after another (two brokers booting at
 /// once on two cores only makes both slow).
@@ -326,8 +326,10 @@ pub fn two_namesrv_flow(peers: JavaPeers, tag: &str, java_peer: bool) {
     step(t0, "producer and consumer work with both up");
 
     a.kill();
-    client.produce(&both, &topic, N, "pair2");
-    let got = client.consume(&both, &topic, &format!("pair_cg2_{tag}"), N, "pair2", Duration::from_secs(90));
+    let down = RetryBudget::name_server_down("the first name server is down");
+    client.produce_within(&both, &topic, N, "pair2", down);
+    let got =
+        client.consume_within(&both, &topic, &format!("pair_cg2_{tag}"), N, "pair2", Duration::from_secs(90), down);
     assert_eq!(got, expected_bodies("pair2", N));
     step(t0, "producer and consumer work with the first name server down");
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
-use super::proc::{jvm_args, prepare_rocketmq_home, run, Output};
+use super::proc::{jvm_args, prepare_rocketmq_home, run, Output, RetryBudget};
 
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -195,13 +195,25 @@ impl JavaClient {
         cmd
     }
 
-    /// Sends `count` messages with bodies `PREFIX-0 … PREFIX-(count−1)`. Panics unless all were SEND_OK; returns
-    /// the names of the brokers that took them, one per message.
+    /// Sends `count` messages with bodies `PREFIX-0 … PREFIX-(count−1)`. Panics unless all were SEND_OK without
+    /// a retry; returns the names of the brokers that took them, one per message.
     pub fn produce(&self, namesrv: &str, topic: &str, count: usize, prefix: &str) -> Vec<String> {
+        self.produce_within(namesrv, topic, count, prefix, RetryBudget::NONE)
+    }
+
+    /// Like `produce`, with the retries `budget` allows.
+    pub fn produce_within(
+        &self,
+        namesrv: &str,
+        topic: &str,
+        count: usize,
+        prefix: &str,
+        budget: RetryBudget,
+    ) -> Vec<String> {
         let mut cmd = self.command(&["produce", namesrv, topic, &count.to_string(), prefix]);
         cmd.env("NAMESRV_ADDR", namesrv);
         let out = run("java producer", cmd, self.dir.path(), Duration::from_secs(240));
-        out.expect_ok(&format!("Java {} producer", self.version));
+        out.expect_sent_within(&format!("Java {} producer ({prefix})", self.version), budget);
         let brokers: Vec<String> = out
             .stdout
             .lines()
@@ -238,10 +250,27 @@ impl JavaClient {
         prefix: &str,
         timeout: Duration,
     ) -> Vec<String> {
+        self.consume_within(namesrv, topic, group, count, prefix, timeout, RetryBudget::NONE)
+    }
+
+    /// Like `consume`; in a phase where one of the name servers is dead, `budget.restarts` allows starting the
+    /// consumer again when its first pick was the dead one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn consume_within(
+        &self,
+        namesrv: &str,
+        topic: &str,
+        group: &str,
+        count: usize,
+        prefix: &str,
+        timeout: Duration,
+        budget: RetryBudget,
+    ) -> Vec<String> {
         let secs = timeout.as_secs().max(1).to_string();
         // With one of several name servers down, the Java client's first route lookup picks one at random and a
         // push consumer whose pick is the dead one fails to start (client behaviour, the same with Java name
-        // servers). A new process picks again, so retry that case a few times.
+        // servers). A new process picks again, so that case is started again, as often as the phase allows (with
+        // every name server up it must not happen at all).
         let mut attempts = 0;
         let out = loop {
             attempts += 1;
@@ -252,11 +281,21 @@ impl JavaClient {
             let picked_dead = !out.success()
                 && text.contains("RemotingConnectException: connect to")
                 && text.contains("DefaultMQPushConsumerImpl.start");
-            if !picked_dead || attempts >= 8 {
+            if !picked_dead || attempts > budget.restarts {
                 break out;
             }
+            eprintln!(
+                "         Java {} consumer ({prefix}): its first pick was a dead name server ({}); starting it again",
+                self.version,
+                budget.phase.unwrap_or("?")
+            );
         };
-        out.expect_ok(&format!("Java {} consumer ({attempts} attempts)", self.version));
+        let restarts = attempts - 1;
+        eprintln!(
+            "         Java {} consumer ({prefix}): {restarts} restarts (allowed: {})",
+            self.version, budget.restarts
+        );
+        out.expect_ok(&format!("Java {} consumer ({prefix}, {attempts} attempts)", self.version));
         let mut bodies: Vec<String> =
             out.stdout.lines().filter_map(|l| l.strip_prefix("RECV ")).map(str::to_string).collect();
         bodies.sort();

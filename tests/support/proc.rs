@@ -137,18 +137,117 @@ pub struct Output {
     pub elapsed: Duration,
 }
 
+/// The retries a producer program of tests/peers reported on its line `RETRIES <early> <late>`: `early` before its
+/// first successful send, `late` after it (docs/interop.md, "Retries").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retries {
+    pub early: u32,
+    pub late: u32,
+}
+
+/// Retries after a process's first successful send: a route that worked and then failed. Never legitimate.
+pub const LATE_RETRIES_ALLOWED: u32 = 0;
+
+/// What one step may retry. Outside a named phase, nothing: the route is there before a test sends (it waits for
+/// it), so any retry means a route query went wrong. In a phase where the test killed a name server, a producer may
+/// retry a few times before its first send works (its first lookup may go to the dead one) and a push consumer
+/// may be started again when its first pick was the dead one; a retry after a send worked is never allowed.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryBudget {
+    /// The phase that allows retries, for the messages; `None` for none allowed.
+    pub phase: Option<&'static str>,
+    /// Producer retries before the first successful send.
+    pub early: u32,
+    /// Push consumer processes started again after picking a dead name server (`JavaClient::consume_within`).
+    pub restarts: u32,
+}
+
+impl RetryBudget {
+    /// No retry at all.
+    pub const NONE: RetryBudget = RetryBudget { phase: None, early: 0, restarts: 0 };
+
+    /// A phase in which one of the clients' two name servers is dead. A producer may retry twice before its first
+    /// send (measured in 8 runs: 0 or 1): when the Java client's first pick is the dead name server, its first send
+    /// fails (`RemotingConnectException`) and the next pick is the other one; the second retry is a margin for the
+    /// client's scheduled route refresh taking a pick in between. A push consumer may be started again up to 7
+    /// times (measured: 0 to 5; each start picks at random, 1/256 to lose 8 times).
+    pub const fn name_server_down(phase: &'static str) -> RetryBudget {
+        RetryBudget { phase: Some(phase), early: 2, restarts: 7 }
+    }
+}
+
 impl Output {
     pub fn success(&self) -> bool {
         self.status.success()
     }
 
     /// Panics, with `what` and the whole output, unless the peer exited with 0 and printed a line `OK` (how every
-    /// peer program in tests/peers says it did all it was asked).
+    /// peer program in tests/peers says it did all it was asked). If it reported retries (`RETRIES`), none may
+    /// have happened (`expect_ok_within` for a phase that allows some).
     pub fn expect_ok(&self, what: &str) {
+        self.expect_ok_within(what, RetryBudget::NONE);
+    }
+
+    /// Like `expect_ok`, with the retries `budget` allows.
+    pub fn expect_ok_within(&self, what: &str, budget: RetryBudget) {
         assert!(
             self.success() && self.stdout.lines().any(|l| l == "OK"),
             "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
             self.status,
+            self.stdout,
+            self.stderr
+        );
+        if let Some(retries) = self.retries() {
+            self.check_retries(what, retries, budget);
+        }
+    }
+
+    /// Like `expect_ok_within`, for a producer program: it must also have reported its retries.
+    pub fn expect_sent_within(&self, what: &str, budget: RetryBudget) {
+        self.expect_ok_within(what, budget);
+        assert!(
+            self.retries().is_some(),
+            "{what} reported no RETRIES line:\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+
+    /// The `RETRIES <early> <late>` line a producer program of tests/peers prints last, if there is one.
+    pub fn retries(&self) -> Option<Retries> {
+        let line = self.stdout.lines().filter_map(|l| l.strip_prefix("RETRIES ")).next_back()?;
+        let mut n = line.split(' ').map(|w| w.parse::<u32>().unwrap_or_else(|e| panic!("RETRIES {line}: {e}")));
+        match (n.next(), n.next(), n.next()) {
+            (Some(early), Some(late), None) => Some(Retries { early, late }),
+            _ => panic!("malformed line RETRIES {line}"),
+        }
+    }
+
+    /// Prints the retries (visible with `--nocapture` and in a failed test's output) and panics, with the peer's
+    /// `RETRY` lines and its whole output, if `budget` does not cover them.
+    fn check_retries(&self, what: &str, r: Retries, budget: RetryBudget) {
+        let allowed = match budget.phase {
+            Some(phase) => format!("{} before the first send ({phase}), {LATE_RETRIES_ALLOWED} after", budget.early),
+            None => format!("0 before the first send, {LATE_RETRIES_ALLOWED} after"),
+        };
+        eprintln!("         {what}: {} retries before the first send, {} after (allowed: {allowed})", r.early, r.late);
+        let retry_lines: Vec<&str> = self.stdout.lines().filter(|l| l.starts_with("RETRY ")).collect();
+        for line in &retry_lines {
+            eprintln!("           {line}");
+        }
+        let why = if r.late > LATE_RETRIES_ALLOWED {
+            format!("{} retries after a send had worked: a route that worked failed again", r.late)
+        } else if r.early > budget.early {
+            match budget.phase {
+                Some(phase) => format!("{} retries before the first send worked, more than {phase} explains", r.early),
+                None => format!("{} retries before the first send worked, though the route was there", r.early),
+            }
+        } else {
+            return;
+        };
+        panic!(
+            "{what}: {why} (allowed: {allowed})\n--- RETRY lines ---\n{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            retry_lines.join("\n"),
             self.stdout,
             self.stderr
         );

@@ -4,7 +4,8 @@
 //
 //	gopeer topics  -n NS                          -> "TOPIC <name>" per topic, then "OK"
 //	gopeer route   -n NS -t TOPIC                 -> "QUEUE <broker> <queueId>" per writable queue, then "OK"
-//	gopeer produce -n NS -t TOPIC -count N -prefix P -> "SENT <i> <msgId>" per message, then "OK"
+//	gopeer produce -n NS -t TOPIC -count N -prefix P -> "SENT <i> <msgId>" per message, "RETRY ..." per retry,
+//	                                              "RETRIES <early> <late>", then "OK"
 //	gopeer consume -n NS -t TOPIC -g GROUP -count N -prefix P -timeout 60s
 //	                                              -> "RECV <body>" per distinct body with that prefix, then "OK"
 //
@@ -14,6 +15,14 @@
 // the admin client of v2.1.2 signs nothing it sends to the name server (it never hands its credentials to its
 // name-server client), so tests/interop_acl.rs uses produce/consume. produce -attempts N (default 21) bounds how
 // often one message is tried; -attempts 1 shows a refusal at once.
+//
+// Retries (produce). A failed send is tried again 500 ms later. A retry can hide an intermittent wrong route, so
+// none is silent: each one prints "RETRY <i> <attempt> <early|late> <reason>", and produce ends (also when it
+// fails) with "RETRIES <early> <late>". early = retries before this process's first successful send (legitimate
+// only while a route appears, e.g. right after a name server was killed or restarted); late = retries after a send
+// had worked, i.e. a route that worked and then failed: never legitimate. The test that runs the program judges
+// the counts (tests/support/proc.rs, RetryBudget; the rule is in docs/interop.md, "Retries"). The client's own
+// resend (producer.WithRetry) is 0, so that every failed attempt passes through this count.
 //
 // Exit status 0 means the subcommand fully succeeded; anything else prints "FAIL <reason>" and exits 1.
 package main
@@ -98,7 +107,7 @@ func main() {
 		p, err := rocketmq.NewProducer(
 			producer.WithNsResolver(resolver),
 			producer.WithGroupName(*group),
-			producer.WithRetry(2),
+			producer.WithRetry(0),
 			producer.WithSendMsgTimeout(10*time.Second),
 			producer.WithCredentials(creds),
 		)
@@ -109,21 +118,37 @@ func main() {
 			fail("producer start: %v", err)
 		}
 		defer p.Shutdown()
+		early, late, sentOne := 0, 0, false
 		for i := 0; i < *count; i++ {
 			msg := primitive.NewMessage(*topic, []byte(fmt.Sprintf("%s-%d", *prefix, i)))
 			var res *primitive.SendResult
-			for attempt := 0; ; attempt++ {
+			for attempt := 1; ; attempt++ {
 				res, err = p.SendSync(ctx, msg)
 				if err == nil && res.Status == primitive.SendOK {
 					break
 				}
-				if attempt+1 >= *attempts || ctx.Err() != nil {
+				if attempt >= *attempts || ctx.Err() != nil {
+					fmt.Printf("RETRIES %d %d\n", early, late)
 					fail("send %d: %v %v", i, err, res)
 				}
+				phase := "early"
+				if sentOne {
+					phase = "late"
+					late++
+				} else {
+					early++
+				}
+				why := fmt.Sprint(err)
+				if err == nil {
+					why = fmt.Sprintf("status %v", res.Status)
+				}
+				fmt.Printf("RETRY %d %d %s %s\n", i, attempt, phase, strings.ReplaceAll(why, "\n", " "))
 				time.Sleep(500 * time.Millisecond)
 			}
+			sentOne = true
 			fmt.Printf("SENT %d %s\n", i, res.MsgID)
 		}
+		fmt.Printf("RETRIES %d %d\n", early, late)
 	case "consume":
 		var mu sync.Mutex
 		seen := map[string]bool{}

@@ -9,10 +9,13 @@
 //       -> "QUEUE <brokerName> <queueId>" per writable queue, "PERM <brokerName> <perm>" per broker, "OK";
 //          refused by the name server: "REFUSED <code> <remark>" and exit status 3
 //   java AclInteropClient produce NS TOPIC COUNT PREFIX AK SK
-//       -> "SENT <i> <msgId> <brokerName>" per message, "OK"
+//       -> "SENT <i> <msgId> <brokerName>" per message, "RETRIES 0 0", "OK"
 //   java AclInteropClient consume NS TOPIC GROUP COUNT PREFIX TIMEOUT_SECONDS AK SK
 //       -> "RECV <body>" per distinct body, "OK"
 // Otherwise "FAIL <reason>" and exit status 1. No step is retried: a refused route lookup makes the first send fail.
+// The client's own resend (retryTimesWhenSendFailed) is turned off too, so that nothing hides a failed send; produce
+// still ends with the "RETRIES <early> <late>" line of InteropClient.java (always "RETRIES 0 0" here), so that the
+// tests read every producer program alike (tests/support/proc.rs; docs/interop.md, "Retries").
 //
 // `route` calls MQClientAPIImpl.getTopicRouteInfoFromNameServer of a started producer, i.e. exactly the signed
 // GET_ROUTEINFO_BY_TOPIC a producer sends before its first message, but without the producer's fallback to the
@@ -100,6 +103,7 @@ public class AclInteropClient {
         p.setNamesrvAddr(ns);
         p.setInstanceName("acl-interop-producer-" + prefix + "-" + System.nanoTime());
         p.setSendMsgTimeout(10000);
+        p.setRetryTimesWhenSendFailed(0);
         p.start();
         try {
             for (int i = 0; i < count; i++) {
@@ -111,6 +115,7 @@ public class AclInteropClient {
                 System.out.println("SENT " + i + " " + r.getMsgId() + " " + r.getMessageQueue().getBrokerName());
             }
         } finally {
+            System.out.println("RETRIES 0 0");
             p.shutdown();
         }
     }

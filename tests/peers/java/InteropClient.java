@@ -2,11 +2,23 @@
 // rocketmq-client classpath fetched by tests/peers/fetch.sh (the same source builds against 4.9.x and 5.x).
 // The name server list is always given explicitly, so nothing is looked up over HTTP.
 //
-//   java InteropClient produce NAMESRV TOPIC COUNT PREFIX       -> "SENT <i> <msgId> <brokerName>" per message, "OK"
+//   java InteropClient produce NAMESRV TOPIC COUNT PREFIX       -> "SENT <i> <msgId> <brokerName>" per message,
+//                                                                  "RETRY ..." per retry, "RETRIES <early> <late>", "OK"
 //   java InteropClient consume NAMESRV TOPIC GROUP COUNT PREFIX TIMEOUT_SECONDS
 //                                                               -> "RECV <body>" per distinct body, "OK"
 //   java InteropClient route NAMESRV TOPIC                      -> "QUEUE <brokerName> <queueId>" per queue, "OK"
 // Exit status 0 only when everything succeeded; otherwise "FAIL <reason>" and status 1.
+//
+// Retries (produce). A send that fails is tried again, 500 ms later, up to MAX_ATTEMPTS times in all. A retry can
+// hide an intermittent wrong route, so none is silent: each one prints
+//   RETRY <i> <attempt> <early|late> <reason>
+// and produce ends (also when it fails) with
+//   RETRIES <early> <late>
+// early = retries before this process's first successful send (legitimate only while a route appears: the first
+// lookup went to a name server that was just killed or restarted); late = retries after a send had worked, i.e. a
+// route that worked and then failed: never legitimate. The test that runs the program judges the counts
+// (tests/support/proc.rs, RetryBudget; the rule is in docs/interop.md, "Retries"). The client's own resend
+// (retryTimesWhenSendFailed, 2 by default) is turned off, so that every failed attempt passes through this count.
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
@@ -67,34 +79,55 @@ public class InteropClient {
         }
     }
 
+    static final int MAX_ATTEMPTS = 20;
+
     static void produce(String ns, String topic, int count, String prefix) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer("interop_pg_" + prefix);
         p.setNamesrvAddr(ns);
         p.setInstanceName("interop-producer-" + prefix + "-" + System.nanoTime());
         p.setSendMsgTimeout(10000);
+        p.setRetryTimesWhenSendFailed(0);
+        int early = 0;
+        int late = 0;
+        boolean sentOne = false;
         p.start();
         try {
             for (int i = 0; i < count; i++) {
                 Message m = new Message(topic, "interop", (prefix + "-" + i).getBytes(StandardCharsets.UTF_8));
                 SendResult r = null;
                 Exception last = null;
-                for (int attempt = 0; attempt < 20; attempt++) {
+                for (int attempt = 1; ; attempt++) {
+                    String why;
                     try {
                         r = p.send(m);
                         if (r.getSendStatus() == SendStatus.SEND_OK) {
                             break;
                         }
+                        why = "status " + r.getSendStatus();
                     } catch (Exception e) {
                         last = e;
+                        why = e.toString();
                     }
+                    if (attempt >= MAX_ATTEMPTS) {
+                        break;
+                    }
+                    if (sentOne) {
+                        late++;
+                    } else {
+                        early++;
+                    }
+                    System.out.println("RETRY " + i + " " + attempt + " " + (sentOne ? "late " : "early ")
+                        + why.replace('\n', ' '));
                     Thread.sleep(500);
                 }
                 if (r == null || r.getSendStatus() != SendStatus.SEND_OK) {
                     throw new RuntimeException("send " + i + " failed: " + r, last);
                 }
+                sentOne = true;
                 System.out.println("SENT " + i + " " + r.getMsgId() + " " + r.getMessageQueue().getBrokerName());
             }
         } finally {
+            System.out.println("RETRIES " + early + " " + late);
             p.shutdown();
         }
     }
