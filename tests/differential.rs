@@ -41,6 +41,18 @@ const ZIP_49: Broker =
     Broker { cluster: "OldCluster", name: "broker-z49", addr: "127.0.0.1:25911", ha: "127.0.0.1:25912", ..MASTER_A };
 const EMPTY_E: Broker = Broker { name: "broker-e", addr: "127.0.0.1:26911", ha: "127.0.0.1:26912", ..MASTER_A };
 const NO_ID: Broker = Broker { name: "broker-noid", addr: "127.0.0.1:27911", ha: "127.0.0.1:27912", ..MASTER_A };
+/// Slaves of master-less groups (prime slaves), with acting master off and on, and a second slave of each.
+const PRIME_OFF: Broker =
+    Broker { name: "broker-p0", id: 1, addr: "127.0.0.1:28911", ha: "127.0.0.1:28912", ..MASTER_A };
+const PRIME_OFF_2: Broker = Broker { id: 2, addr: "127.0.0.1:28921", ha: "127.0.0.1:28922", ..PRIME_OFF };
+const PRIME_ON: Broker =
+    Broker { name: "broker-p1", id: 1, addr: "127.0.0.1:29911", ha: "127.0.0.1:29912", ..MASTER_A };
+const PRIME_ON_2: Broker = Broker { id: 2, addr: "127.0.0.1:29921", ha: "127.0.0.1:29922", ..PRIME_ON };
+/// Master and slave groups whose master leaves, with acting master off and on.
+const LEAVE_OFF: Broker = Broker { name: "broker-l0", addr: "127.0.0.1:33911", ha: "127.0.0.1:33912", ..MASTER_A };
+const LEAVE_OFF_S: Broker = Broker { id: 1, addr: "127.0.0.1:33921", ha: "127.0.0.1:33922", ..LEAVE_OFF };
+const LEAVE_ON: Broker = Broker { name: "broker-l1", addr: "127.0.0.1:34911", ha: "127.0.0.1:34912", ..MASTER_A };
+const LEAVE_ON_S: Broker = Broker { id: 1, addr: "127.0.0.1:34921", ha: "127.0.0.1:34922", ..LEAVE_ON };
 
 fn topic(name: &str, queues: i32, perm: i32, sys_flag: i32) -> TopicConfig {
     TopicConfig {
@@ -325,4 +337,70 @@ fn script(run: &mut Run) {
     );
     let c = broker_ext(run.req(104), Broker { name: "nobody", ..MASTER_A });
     run.exchange("unregister unknown broker", "client", c, exact(0));
+
+    prime_slaves(run);
+}
+
+/// A slave registering while its group has no master is the group's prime slave: its topics are filed, read-only
+/// only when the group enables acting master (`RouteInfoManager.registerBroker`). A master leaving a group with
+/// slaves wipes the write bit only when acting master is on (`cleanTopicByUnRegisterRequests`).
+fn prime_slaves(run: &mut Run) {
+    let perms = |counter| body(counter, vec![topic("TopicP6", 4, 6, 0), topic("TopicP7", 2, 7, 0)]);
+    for (b, b2, acting, what) in [(PRIME_OFF, PRIME_OFF_2, false, "off"), (PRIME_ON, PRIME_ON_2, true, "on")] {
+        let conn = b.name;
+        let reg = Reg { acting_master: Some(acting), ..REG_5X };
+        let c = register(run, b, reg, encode_register_broker_body(&perms(1), false, 513));
+        run.exchange(&format!("register prime slave, acting master {what}"), conn, c, exact(0));
+        for t in ["TopicP6", "TopicP7"] {
+            let c = route(run, t, 513);
+            run.exchange(&format!("route {t} of prime slave, acting master {what}"), "client", c, code(0));
+        }
+        // A second slave is not prime: its table is ignored.
+        let other = body(1, vec![topic("TopicP6", 8, 6, 0), topic("TopicP2", 2, 6, 0)]);
+        let c = register(run, b2, reg, encode_register_broker_body(&other, false, 513));
+        run.exchange(&format!("register second slave, acting master {what}"), &format!("{conn}-2"), c, exact(0));
+        let c = route(run, "TopicP2", 513);
+        run.exchange(&format!("route TopicP2 of a second slave, acting master {what}"), "client", c, code(17));
+    }
+    let c = route(run, "TopicP6", 317);
+    run.exchange("route TopicP6 of both prime slaves", "client", c, code(0));
+    // The group without acting master turns it on with its next registration (new DataVersion): read-only now.
+    let c = register(
+        run,
+        PRIME_OFF,
+        Reg { acting_master: Some(true), ..REG_5X },
+        encode_register_broker_body(&perms(2), false, 513),
+    );
+    run.exchange("register prime slave, acting master turned on", PRIME_OFF.name, c, exact(0));
+    let c = route(run, "TopicP7", 513);
+    run.exchange("route TopicP7 after acting master turned on", "client", c, code(0));
+    // ... and off again, with the same DataVersion: nothing is re-filed, so the queues stay read-only.
+    let c = register(run, PRIME_OFF, REG_5X, encode_register_broker_body(&perms(2), false, 513));
+    run.exchange("register prime slave, acting master off, same DataVersion", PRIME_OFF.name, c, exact(0));
+    let c = route(run, "TopicP7", 513);
+    run.exchange("route TopicP7 after acting master turned off", "client", c, code(0));
+
+    // Groups with a master and a slave; the master leaves.
+    for (m, sl, acting, what) in [(LEAVE_OFF, LEAVE_OFF_S, false, "off"), (LEAVE_ON, LEAVE_ON_S, true, "on")] {
+        let reg = Reg { acting_master: Some(acting), ..REG_5X };
+        let t = format!("TopicL{}", u8::from(acting));
+        let b = body(1, vec![topic(&t, 4, 6, 0), topic("TopicLx", 4, 7, 0)]);
+        let c = register(run, m, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("register master, acting master {what}"), m.name, c, exact(0));
+        let c = register(run, sl, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("register its slave, acting master {what}"), &format!("{}-s", m.name), c, exact(0));
+        let c = broker_ext(run.req(104), m);
+        run.exchange(&format!("unregister the master, acting master {what}"), "client", c, exact(0));
+        let c = route(run, &t, 513);
+        run.poll(&format!("route {t} after its master left"), "client", c, |n| !body_has(n, m.addr), exact(0));
+        // The slave registers again, now the prime slave: same DataVersion, so its queues are not re-filed.
+        let c = register(run, sl, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("slave re-registers, acting master {what}"), &format!("{}-s", m.name), c, exact(0));
+        let c = route(run, &t, 317);
+        run.exchange(&format!("route {t} after the slave re-registered"), "client", c, exact(0));
+    }
+    let c = route(run, "TopicLx", 513);
+    run.exchange("route TopicLx of both groups", "client", c, code(0));
+    let c = run.req(106);
+    run.exchange("cluster info with prime slaves", "client", c, code(0));
 }

@@ -81,6 +81,7 @@ impl Model {
         first = first || old.map_or(true, |o| o.is_empty());
         let is_master = id == 0;
         let prime = !old_broker && !is_master && *bd.broker_addrs.keys().next().unwrap() == id;
+        let acting_master = bd.enable_acting_master;
         let addrs_after = bd.broker_addrs.clone();
         if is_master || prime {
             if s.delete_topic_with_broker_registration && r.body.mapping_infos.is_empty() {
@@ -97,7 +98,8 @@ impl Model {
                 let changed = stored != Some(r.body.data_version)
                     || !self.topics.get(&tc.topic_name).is_some_and(|q| q.contains_key(n));
                 if first || changed {
-                    let perm = if prime { tc.perm & !2 } else { tc.perm };
+                    // RouteInfoManager.registerBroker: `if (isPrimeSlave && brokerData.isEnableActingMaster())`.
+                    let perm = if prime && acting_master { tc.perm & !2 } else { tc.perm };
                     self.topics.entry(tc.topic_name.clone()).or_default().insert(
                         n.clone(),
                         QueueData {

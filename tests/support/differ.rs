@@ -253,7 +253,14 @@ impl Run {
 
     /// Repeats `cmd` (fresh opaque each time) on each server until `done` holds for its reply or `POLL_FOR` passes,
     /// then compares the last replies.
-    pub fn poll(&mut self, name: &str, conn: &str, cmd: RemotingCommand, done: fn(&Normalized) -> bool, check: Check) {
+    pub fn poll(
+        &mut self,
+        name: &str,
+        conn: &str,
+        cmd: RemotingCommand,
+        done: impl Fn(&Normalized) -> bool,
+        check: Check,
+    ) {
         let mut last = Vec::new();
         for side in [&mut self.java, &mut self.ours] {
             let deadline = Instant::now() + POLL_FOR;
