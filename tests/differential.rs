@@ -339,6 +339,7 @@ fn script(run: &mut Run) {
     run.exchange("unregister unknown broker", "client", c, exact(0));
 
     prime_slaves(run);
+    evictions(run);
 }
 
 /// A slave registering while its group has no master is the group's prime slave: its topics are filed, read-only
@@ -403,4 +404,86 @@ fn prime_slaves(run: &mut Run) {
     run.exchange("route TopicLx of both groups", "client", c, code(0));
     let c = run.req(106);
     run.exchange("cluster info with prime slaves", "client", c, code(0));
+}
+
+/// A connection closing evicts the broker registered on it. Java looks its group up with `setupUnRegisterRequest`:
+/// the first group of its cluster, in `brokerAddrTable` (ConcurrentHashMap) order, that holds its address.
+/// `surf-b`'s bin comes before `surf-a`'s, so of two groups holding one address, `surf-b` loses it.
+/// Then the two deliberate differences of docs/compatibility.md: brokers sharing a connection, and the live entry
+/// of an address no group holds any more.
+fn evictions(run: &mut Run) {
+    let twin_a = Broker { name: "surf-a", addr: "127.0.0.1:35911", ha: "127.0.0.1:35912", ..MASTER_A };
+    let twin_b = Broker { name: "surf-b", ..twin_a };
+    for (b, t) in [(twin_a, "TopicTwinA"), (twin_b, "TopicTwinB")] {
+        let c = register(
+            run,
+            b,
+            REG_5X,
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicTwin", 4, 6, 0)]), false, 513),
+        );
+        run.exchange(&format!("register {} at a shared address", b.name), "twin", c, exact(0));
+    }
+    run.close("twin");
+    let c = route(run, "TopicTwin", 513);
+    run.poll(
+        "route TopicTwin after the shared address's connection closed",
+        "client",
+        c,
+        |n| !body_has(n, "surf-b"),
+        exact(0),
+    );
+    for t in ["TopicTwinA", "TopicTwinB"] {
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} after the close"), "client", c, code(if t == "TopicTwinA" { 0 } else { 17 }));
+    }
+    let c = run.req(304);
+    run.exchange("system topics after the close", "client", c, code(0));
+
+    // Deliberate: two brokers registered on one connection. Java evicts only the first live entry holding the
+    // connection (brokerLiveTable order); ours evicts both.
+    let s1 = Broker { name: "shared-a", addr: "127.0.0.1:36911", ha: "127.0.0.1:36912", ..MASTER_A };
+    let s2 = Broker { name: "shared-b", addr: "127.0.0.1:36921", ha: "127.0.0.1:36922", ..MASTER_A };
+    let s3 = Broker { name: "shared-c", addr: "127.0.0.1:36931", ha: "127.0.0.1:36932", ..MASTER_A };
+    let c = register(
+        run,
+        s3,
+        REG_5X,
+        encode_register_broker_body(
+            &body(1, vec![topic("TopicShared", 4, 6, 0), topic("TopicSharedC", 4, 6, 0)]),
+            false,
+            513,
+        ),
+    );
+    run.exchange("register shared-c on its own connection", "shared-c", c, exact(0));
+    for (b, t) in [(s1, "TopicSharedA"), (s2, "TopicSharedB")] {
+        let c = register(
+            run,
+            b,
+            REG_5X,
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicShared", 4, 6, 0)]), false, 513),
+        );
+        run.exchange(&format!("register {} on a shared connection", b.name), "shared", c, exact(0));
+    }
+    run.close("shared");
+    let c = route(run, "TopicShared", 513);
+    run.settle("client", &c, |n| !body_has(n, s1.addr) || !body_has(n, s2.addr));
+    run.exchange("shared connection: route after its close", "client", c, code(0));
+
+    // Deliberate: an address displaced from its group (another address took its id) keeps a live entry in Java
+    // when its connection closes, and Java answers QUERY_DATA_VERSION from it; ours drops it.
+    let z1 = Broker { name: "broker-zombie", addr: "127.0.0.1:37911", ha: "127.0.0.1:37912", ..MASTER_A };
+    let z2 = Broker { addr: "127.0.0.1:37921", ha: "127.0.0.1:37922", ..z1 };
+    let zb = body(1, vec![topic("TopicZombie", 4, 6, 0), topic("TopicZombie2", 4, 6, 0)]);
+    let c = register(run, z1, REG_5X, encode_register_broker_body(&zb, false, 513));
+    run.exchange("register the first holder of an id", "zombie-1", c, exact(0));
+    let c = register(run, z2, REG_5X, encode_register_broker_body(&zb, false, 513));
+    run.exchange("register another address for the same id", "zombie-2", c, exact(0));
+    let c = broker_ext(run.req(322), z1).with_body(data_version_json(&zb.data_version));
+    run.exchange("query data version of the displaced address", "client", c, exact(0));
+    run.close("zombie-1");
+    let c = route(run, "TopicZombie", 513);
+    run.exchange("route after the displaced address's connection closed", "client", c, exact(0));
+    let c = broker_ext(run.req(322), z1).with_body(data_version_json(&zb.data_version));
+    run.settle_ours("client", &c, |n| n.ext.get("changed").map(String::as_str) == Some("true"));
+    run.exchange("displaced address: query data version after its close", "client", c, exact(0));
 }

@@ -13,7 +13,7 @@ mod model;
 use model::Model;
 
 const CLUSTERS: [&str; 2] = ["c0", "c1"];
-const NAMES: [&str; 4] = ["b0", "b1", "b2", "ghost"];
+const NAMES: [&str; 4] = ["surf-a", "surf-b", "surf-c", "ghost"];
 const ADDRS: [&str; 4] = ["10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.3:10911", "10.0.0.4:10911"];
 const TOPICS: [&str; 5] = ["t0", "t1", "t2", "t3", "t4"];
 

@@ -25,6 +25,24 @@ pub struct Model {
     pub clusters: BTreeMap<String, BTreeSet<String>>,
     pub live: BTreeMap<(String, String), Live>,
     pub filters: BTreeMap<(String, String), Vec<String>>,
+    /// The most groups `brokers` ever held (Java's `brokerAddrTable` never shrinks).
+    pub brokers_peak: usize,
+}
+
+/// Where `name` comes when Java iterates `brokerAddrTable`, a `ConcurrentHashMap(128)` that has held `peak` keys:
+/// by bin (`String.hashCode`, spread, masked by the table length), ties by name.
+fn java_broker_order(name: &str, peak: usize) -> (usize, String) {
+    let mut h: i32 = 0;
+    for unit in name.encode_utf16() {
+        h = h.wrapping_mul(31).wrapping_add(unit as i32);
+    }
+    let spread = (h ^ ((h as u32) >> 16) as i32) & 0x7fff_ffff;
+    // 128 / 0.75 + 1 → 256 bins, doubled each time the size reaches three quarters of the bins.
+    let mut bins = 256usize;
+    while peak * 4 >= bins * 3 {
+        bins *= 2;
+    }
+    (spread as usize % bins, name.to_string())
 }
 
 fn notices(addrs: &BTreeMap<i64, String>, offline: Option<String>, ha: Option<String>) -> Vec<MinBrokerIdNotice> {
@@ -51,6 +69,7 @@ impl Model {
         let (c, a, n, id) = (&r.cluster_name, &r.broker_addr, &r.broker_name, r.broker_id);
         self.clusters.entry(c.clone()).or_default().insert(n.clone());
         let mut first = !self.brokers.contains_key(n);
+        self.brokers_peak = self.brokers_peak.max(self.brokers.len() + usize::from(first));
         let bd = self.brokers.entry(n.clone()).or_insert_with(|| BrokerData {
             cluster: c.as_str().into(),
             broker_name: n.as_str().into(),
@@ -207,8 +226,11 @@ impl Model {
 
     fn evictions(&mut self, keys: &[(String, String)]) -> Vec<UnregisterBroker> {
         let mut out = Vec::new();
+        let mut groups: Vec<&BrokerData> = self.brokers.values().collect();
+        groups.sort_by_key(|b| java_broker_order(&b.broker_name, self.brokers_peak));
+        let mut unclaimed = Vec::new();
         for (c, a) in keys {
-            let found = self.brokers.values().filter(|b| &*b.cluster == c).find_map(|b| {
+            let found = groups.iter().filter(|b| &*b.cluster == c).find_map(|b| {
                 b.broker_addrs.iter().find(|(_, x)| *x == a).map(|(id, _)| (b.broker_name.to_string(), *id))
             });
             match found {
@@ -218,10 +240,11 @@ impl Model {
                     broker_name,
                     broker_id,
                 }),
-                None => {
-                    self.live.remove(&(c.clone(), a.clone()));
-                }
+                None => unclaimed.push((c.clone(), a.clone())),
             }
+        }
+        for k in unclaimed {
+            self.live.remove(&k);
         }
         out
     }

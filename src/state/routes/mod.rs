@@ -16,6 +16,7 @@ use super::liveness::LiveTable;
 use super::ConnId;
 
 mod export;
+mod java_order;
 mod query;
 mod register;
 mod unregister;
@@ -195,6 +196,9 @@ pub struct RouteView {
     filter_servers: OrdMap<Arc<str>, FilterServers>,
     /// topic → mappings (`topicQueueMappingInfoTable`); never cleaned, as in Java.
     mappings: OrdMap<Arc<str>, Arc<MappingEntry>>,
+    /// The most broker groups `brokers` ever held: Java's `brokerAddrTable` grows with them and never shrinks, and
+    /// its size decides its iteration order (`java_order`).
+    brokers_peak: usize,
 }
 
 impl RouteTables {
@@ -287,6 +291,7 @@ impl RouteTables {
             return;
         }
         self.view.brokers.insert(bd.broker_name.clone(), Arc::new(bd));
+        self.view.brokers_peak = self.view.brokers_peak.max(self.view.brokers.len());
         self.bump();
     }
 
@@ -353,6 +358,13 @@ impl RouteTables {
 }
 
 impl RouteView {
+    /// The broker groups in Java's iteration order of `brokerAddrTable` (see `java_order`).
+    fn brokers_in_java_order(&self) -> Vec<&Arc<BrokerData>> {
+        let mut groups: Vec<&Arc<BrokerData>> = self.brokers.values().collect();
+        groups.sort_by_cached_key(|bd| java_order::broker_table_order(&bd.broker_name, self.brokers_peak));
+        groups
+    }
+
     /// The identity of a topic's entry, to check that unrelated topics were not rebuilt.
     #[doc(hidden)]
     pub fn topic_entry_ptr(&self, topic: &str) -> Option<*const ()> {

@@ -140,15 +140,17 @@ impl RouteView {
         TopicList { topic_list: topics.into_iter().collect(), broker_addr: None }
     }
 
-    /// 304: each cluster name followed by its broker names, and the first address of the first group (by name)
-    /// that has one.
+    /// 304: each cluster name followed by its broker names, and the smallest-id address of the first group, in
+    /// Java's iteration order of `brokerAddrTable`, that has one (observed: with `surf-a`, `surf-b`, `surf-c`
+    /// registered, Java 5.5.0 answers with `surf-b`'s address).
     pub fn system_topics(&self) -> TopicList {
         let mut topic_list = Vec::new();
         for (c, names) in &self.clusters {
             topic_list.push(c.clone());
             topic_list.extend(names.iter().cloned());
         }
-        let broker_addr = self.brokers.values().find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
+        let broker_addr =
+            self.brokers_in_java_order().into_iter().find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
         TopicList { topic_list, broker_addr }
     }
 
