@@ -260,8 +260,49 @@ fn topic_maintenance_script(run: &mut Run) {
     run.exchange("register topic, no queue datas", "admin", c, exact(0));
     let c = run.req(217).with_body(queue_datas_json(&[(SURF_A.name, 6, 2)]));
     run.exchange("register topic without topic ext", "admin", c, exact(0));
+    register_topic_without_broker_names(run);
     let c = run.req(206);
     run.exchange("all topics after maintenance", "client", c, code(0));
+}
+
+/// 217 whose QueueData list has an entry Java cannot file: no `brokerName`, a null one, or a null entry.
+/// `RouteInfoManager.registerTopic` looks the name up in `brokerAddrTable` (a ConcurrentHashMap, which throws on a
+/// null key); the exception is caught and logged inside registerTopic, so the reply is SUCCESS, what was put before
+/// the entry stays (an existing topic) and a new topic is not stored at all.
+fn register_topic_without_broker_names(run: &mut Run) {
+    let a = |perm: i32, n: i32| {
+        format!("{{\"brokerName\":\"{}\",\"perm\":{perm},\"readQueueNums\":{n},\"writeQueueNums\":{n}}}", SURF_A.name)
+    };
+    let b = |perm: i32, n: i32| {
+        format!("{{\"brokerName\":\"{}\",\"perm\":{perm},\"readQueueNums\":{n},\"writeQueueNums\":{n}}}", SURF_B.name)
+    };
+    let body = |entries: &[String]| format!("{{\"queueDatas\":[{}]}}", entries.join(",")).into_bytes();
+    let nameless = "{\"perm\":6,\"readQueueNums\":3,\"writeQueueNums\":3}".to_string();
+    let null_name = "{\"brokerName\":null,\"perm\":6,\"readQueueNums\":3,\"writeQueueNums\":3}".to_string();
+    for (t, entries, what) in [
+        ("T_nameless_new", vec![a(6, 2), nameless.clone(), b(6, 2)], "new topic, entry without brokerName"),
+        ("T_nameless_only", vec![nameless.clone()], "new topic, only an entry without brokerName"),
+        ("T_reg", vec![b(2, 5), nameless.clone(), a(5, 5)], "existing topic, entry without brokerName"),
+        ("T_reg", vec![a(4, 6), null_name.clone(), b(6, 6)], "existing topic, null brokerName"),
+        ("T_reg", vec![b(7, 7), "null".to_string(), a(7, 7)], "existing topic, null entry"),
+        ("T_null_new", vec!["null".to_string(), a(6, 2)], "new topic, null entry"),
+    ] {
+        let c = run.req(217).with_ext("topic", t).with_body(body(&entries));
+        run.exchange(&format!("register topic, {what}"), "admin", c, code(0));
+        let c = route(run, t, 513);
+        run.exchange(
+            &format!("route {t} after register topic, {what}"),
+            "client",
+            c,
+            code(if t == "T_reg" { 0 } else { 17 }),
+        );
+    }
+    for (t, entry, what) in [("T_reg", "1", "a number entry"), ("T_reg", "\"x\"", "a string entry")] {
+        let c = run.req(217).with_ext("topic", t).with_body(body(&[entry.to_string(), a(6, 9)]));
+        run.exchange(&format!("register topic, {what}"), "admin", c, code(1));
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} after register topic, {what}"), "client", c, code(0));
+    }
 }
 
 fn config_script(run: &mut Run) {

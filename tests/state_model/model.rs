@@ -295,16 +295,24 @@ impl Model {
         }
     }
 
-    pub fn register_topic(&mut self, t: &str, qds: &[QueueData]) {
-        let known = |m: &Model, q: &QueueData| m.brokers.contains_key(&*q.broker_name);
-        if !self.topics.contains_key(t) && !qds.iter().all(|q| known(self, q)) {
+    /// `RouteInfoManager.registerTopic`: a missing broker name (`None`) is looked up like an unknown one (Java's
+    /// `containsKey(null)` throws, and registerTopic catches it: the loop ends there too).
+    pub fn register_topic(&mut self, t: &str, qds: &[Option<QueueData>]) {
+        let known =
+            |m: &Model, q: &Option<QueueData>| q.as_ref().is_some_and(|q| m.brokers.contains_key(&*q.broker_name));
+        if !self.topics.contains_key(t) {
+            if qds.iter().all(|q| known(self, q)) && !qds.is_empty() {
+                let map = qds.iter().flatten().map(|q| (q.broker_name.to_string(), q.clone())).collect();
+                self.topics.insert(t.into(), map);
+            }
             return;
         }
         for q in qds {
             if !known(self, q) {
                 return;
             }
-            self.topics.entry(t.into()).or_default().insert(q.broker_name.to_string(), q.clone());
+            let q = q.clone().unwrap();
+            self.topics.get_mut(t).unwrap().insert(q.broker_name.to_string(), q);
         }
     }
 

@@ -80,8 +80,9 @@ pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
     beans::read_data_version(&v)
 }
 
-/// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV).
-pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<QueueData>, BodyError> {
+/// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV), in order; `None` for an entry
+/// without a broker name (Java stops registering there).
+pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<Option<QueueData>>, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
         return Err(BodyError::Shape("TopicRouteData is not an object".into()));

@@ -224,17 +224,20 @@ impl RouteTables {
         }
     }
 
-    /// 217: an existing topic takes queue datas in order up to the first unknown broker name; a new topic takes
-    /// them only if every broker name is known.
-    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<QueueData>) {
-        let known = |t: &Self, qd: &QueueData| t.view.brokers.contains_key(&*qd.broker_name);
+    /// 217 (`RouteInfoManager.registerTopic`): an existing topic takes queue datas in order up to the first whose
+    /// broker name is unknown or missing (`None`); a new topic takes them only if every one has a known name. Java
+    /// stops at a missing name because `brokerAddrTable.containsKey(null)` throws; registerTopic catches it.
+    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<Option<QueueData>>) {
+        let known = |t: &Self, qd: &Option<QueueData>| {
+            qd.as_ref().is_some_and(|qd| t.view.brokers.contains_key(&*qd.broker_name))
+        };
         if !self.view.topics.contains_key(topic) && !queue_datas.iter().all(|qd| known(self, qd)) {
             return;
         }
         for qd in queue_datas {
-            if !known(self, &qd) {
+            let Some(qd) = qd.filter(|qd| self.view.brokers.contains_key(&*qd.broker_name)) else {
                 return;
-            }
+            };
             // Share the registered name's allocation.
             let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
             self.put_queue(topic, QueueData { broker_name: name, ..qd });
