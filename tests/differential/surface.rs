@@ -66,7 +66,67 @@ fn script(run: &mut Run) {
     topic_maintenance_script(run);
     config_script(run);
     switches_script(run);
+    wait_for_service_script(run);
     zone_and_acting_master_script(run);
+}
+
+/// `needWaitForService`: Java's ClientRequestProcessor (code 105 only) answers SYSTEM_ERROR "name server not ready"
+/// while `now - startupTimeMillis < waitSecondsForService * 1000`; both settings are read on every request, so a
+/// 318 takes effect on the next one. Every other code is served as usual. Both servers started well within the hour.
+fn wait_for_service_script(run: &mut Run) {
+    update_config(run, "wait for service, an hour", b"needWaitForService=true\nwaitSecondsForService=3600\n", 0);
+    for (name, t, version, encoding) in [
+        ("route while waiting", Some("T_plain"), 513, SerializeType::Json),
+        ("route while waiting, v317 ROCKETMQ header", Some("T_plain"), 317, SerializeType::RocketMq),
+        ("route of a missing topic while waiting", Some("NoSuchTopic"), 513, SerializeType::Json),
+        ("route without topic ext while waiting", None, 513, SerializeType::Json),
+    ] {
+        let mut c = run.req(105);
+        if let Some(t) = t {
+            c = c.with_ext("topic", t);
+        }
+        c.version = version;
+        c.serialize_type = encoding;
+        run.exchange(name, "client", c, exact(1));
+    }
+    let c = route(run, "T_zone", 513).with_ext("__ZONE_MODE", "true").with_ext("__ZONE_NAME", "z1");
+    run.exchange("route with a zone while waiting", "client", c, exact(1));
+    let c = route(run, "T_plain", 513);
+    run.oneway("client", c);
+    // Everything else is served.
+    let c = run.req(106);
+    run.exchange("cluster info while waiting", "client", c, code(0));
+    for (n, what) in [(206, "all topics"), (304, "system topics"), (311, "unit topics")] {
+        let c = run.req(n);
+        run.exchange(&format!("{what} while waiting"), "client", c, code(0));
+    }
+    let c = run.req(224).with_ext("cluster", "SurfC1");
+    run.exchange("topics by cluster while waiting", "client", c, code(0));
+    let c = run.req(901).with_ext("clusterName", SURF_A.cluster).with_ext("brokerName", SURF_A.name);
+    run.exchange("broker member group while waiting", "client", c, exact(0));
+    let c = kv(run, 101, Some("ORDER_TOPIC_CONFIG"), Some("T_ord"), None);
+    run.exchange("get kv while waiting", "admin", c, exact(0));
+    let a = body(3, vec![topic("T_plain", 4, 6, 0), topic("T_ord", 4, 6, 0), topic("T_wait", 2, 6, 0)]);
+    let c = register(run, SURF_A, REG_5X, encode_register_broker_body(&a, false, 513)).with_ext("__ZONE_NAME", "z1");
+    run.exchange("register broker while waiting", "surf-a", c, exact(0));
+    let c = run.req(217).with_ext("topic", "T_wait2").with_body(queue_datas_json(&[(SURF_A.name, 6, 2)]));
+    run.exchange("register topic while waiting", "admin", c, exact(0));
+    // The wait is measured against the setting of the moment.
+    update_config(run, "wait for service, no seconds", b"waitSecondsForService=0\n", 0);
+    for t in ["T_wait", "T_wait2"] {
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} once the wait is over"), "client", c, exact(0));
+    }
+    update_config(run, "wait for service, an hour again", b"waitSecondsForService=3600\n", 0);
+    let c = route(run, "T_wait", 317);
+    run.exchange("route while waiting again", "client", c, exact(1));
+    update_config(run, "wait for service, negative seconds", b"waitSecondsForService=-5\n", 0);
+    let c = route(run, "T_wait", 317);
+    run.exchange("route with a negative wait", "client", c, exact(0));
+    update_config(run, "wait for service, an hour once more", b"waitSecondsForService=3600\n", 0);
+    update_config(run, "stop waiting for service", b"needWaitForService=false\n", 0);
+    let c = route(run, "T_wait", 513);
+    run.exchange("route with needWaitForService=false", "client", c, exact(0));
 }
 
 fn kv_script(run: &mut Run) {
