@@ -1,6 +1,9 @@
 //! Reads on a `RouteView`: routes (§5.7), zone filtering (§5.8), cluster info and the topic lists.
 //!
-//! Java iterates hash maps; we answer in name order, which clients do not depend on and tests can rely on.
+//! Java iterates hash maps; we answer in name order, which clients do not depend on and tests can rely on. Where
+//! Java's iteration order decides *what* is answered (304's `brokerAddr`, the group an eviction takes an address
+//! from), `java_order` reproduces it. Topic lists are Java `ConcurrentHashMap` key sets, whose order a Java client
+//! does not keep (docs/compatibility.md, "Order of `topicList`").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
