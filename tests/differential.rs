@@ -438,6 +438,20 @@ fn evictions(run: &mut Run) {
     }
     let c = run.req(304);
     run.exchange("system topics after the close", "client", c, code(0));
+    // grp-9 and grp-59 share a bin (177): Java visits them in the order they were added, grp-9 first.
+    let bin_a = Broker { name: "grp-9", addr: "127.0.0.1:35921", ha: "127.0.0.1:35922", ..MASTER_A };
+    let bin_b = Broker { name: "grp-59", ..bin_a };
+    for (b, t) in [(bin_a, "TopicBinA"), (bin_b, "TopicBinB")] {
+        let bytes =
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicBin", 4, 6, 0)]), false, 513);
+        let c = register(run, b, REG_5X, bytes);
+        run.exchange(&format!("register {} at an address shared in one bin", b.name), "bin", c, exact(0));
+    }
+    run.close("bin");
+    let c = route(run, "TopicBin", 513);
+    run.poll("route TopicBin after the close", "client", c, |n| !body_has(n, "grp-9"), exact(0));
+    let c = route(run, "TopicBinB", 513);
+    run.exchange("route TopicBinB after the close", "client", c, exact(0));
 
     // Deliberate: two brokers registered on one connection. Java evicts only the first live entry holding the
     // connection (brokerLiveTable order); ours evicts both.

@@ -13,7 +13,9 @@ mod model;
 use model::Model;
 
 const CLUSTERS: [&str; 2] = ["c0", "c1"];
-const NAMES: [&str; 4] = ["surf-a", "surf-b", "surf-c", "ghost"];
+/// Java visits `brokerAddrTable` by bin: surf-b (136) first, then grp-9 and grp-59 (both 177) in the order they
+/// were added; by name grp-59 would come first and surf-b last.
+const NAMES: [&str; 4] = ["grp-9", "grp-59", "surf-b", "ghost"];
 const ADDRS: [&str; 4] = ["10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.3:10911", "10.0.0.4:10911"];
 const TOPICS: [&str; 5] = ["t0", "t1", "t2", "t3", "t4"];
 

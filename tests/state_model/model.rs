@@ -27,11 +27,14 @@ pub struct Model {
     pub filters: BTreeMap<(String, String), Vec<String>>,
     /// The most groups `brokers` ever held (Java's `brokerAddrTable` never shrinks).
     pub brokers_peak: usize,
+    /// When each group was added (a counter): names sharing a bin come in this order.
+    pub brokers_since: BTreeMap<String, u64>,
+    pub brokers_added: u64,
 }
 
-/// Where `name` comes when Java iterates `brokerAddrTable`, a `ConcurrentHashMap(128)` that has held `peak` keys:
-/// by bin (`String.hashCode`, spread, masked by the table length), ties by name.
-fn java_broker_order(name: &str, peak: usize) -> (usize, String) {
+/// The bin of `name` in Java's `brokerAddrTable`, a `ConcurrentHashMap(128)` that has held `peak` keys
+/// (`String.hashCode`, spread, masked by the table length); keys of one bin come in insertion order.
+fn java_broker_bin(name: &str, peak: usize) -> usize {
     let mut h: i32 = 0;
     for unit in name.encode_utf16() {
         h = h.wrapping_mul(31).wrapping_add(unit as i32);
@@ -42,7 +45,7 @@ fn java_broker_order(name: &str, peak: usize) -> (usize, String) {
     while peak * 4 >= bins * 3 {
         bins *= 2;
     }
-    (spread as usize % bins, name.to_string())
+    spread as usize % bins
 }
 
 fn notices(addrs: &BTreeMap<i64, String>, offline: Option<String>, ha: Option<String>) -> Vec<MinBrokerIdNotice> {
@@ -70,6 +73,10 @@ impl Model {
         self.clusters.entry(c.clone()).or_default().insert(n.clone());
         let mut first = !self.brokers.contains_key(n);
         self.brokers_peak = self.brokers_peak.max(self.brokers.len() + usize::from(first));
+        if first {
+            self.brokers_since.insert(n.clone(), self.brokers_added);
+            self.brokers_added += 1;
+        }
         let bd = self.brokers.entry(n.clone()).or_insert_with(|| BrokerData {
             cluster: c.as_str().into(),
             broker_name: n.as_str().into(),
@@ -180,6 +187,7 @@ impl Model {
                 bd.broker_addrs.retain(|_, a| *a != r.broker_addr);
                 if bd.broker_addrs.is_empty() {
                     self.brokers.remove(&r.broker_name);
+                    self.brokers_since.remove(&r.broker_name);
                     gone = true;
                 } else if was_min {
                     notify.insert(r.broker_name.clone(), r.broker_addr.clone());
@@ -227,7 +235,8 @@ impl Model {
     fn evictions(&mut self, keys: &[(String, String)]) -> Vec<UnregisterBroker> {
         let mut out = Vec::new();
         let mut groups: Vec<&BrokerData> = self.brokers.values().collect();
-        groups.sort_by_key(|b| java_broker_order(&b.broker_name, self.brokers_peak));
+        groups
+            .sort_by_key(|b| (java_broker_bin(&b.broker_name, self.brokers_peak), self.brokers_since[&*b.broker_name]));
         let mut unclaimed = Vec::new();
         for (c, a) in keys {
             let found = groups.iter().filter(|b| &*b.cluster == c).find_map(|b| {

@@ -3,8 +3,10 @@
 //! and which group an expired or disconnected broker is evicted from when two groups of its cluster hold its address
 //! (`setupUnRegisterRequest` takes the first).
 //!
-//! A `ConcurrentHashMap` visits its bins in index order. Keys sharing a bin come in insertion order in Java (as
-//! changed by resizes); we break such ties by name.
+//! A `ConcurrentHashMap` visits its bins in index order, and the keys of a bin in insertion order (a key removed and
+//! added again goes last). Two things can reorder a bin, and we do not follow them: a resize (at 192 groups and
+//! every doubling after), which may reverse part of a bin, and a bin of nine or more keys, which becomes a tree
+//! that lists later keys first.
 
 /// `String.hashCode` over UTF-16 units.
 pub(crate) fn java_string_hash(s: &str) -> i32 {
@@ -32,9 +34,9 @@ pub(crate) fn java_chm_table_len(initial: usize, peak: usize) -> usize {
 /// `brokerAddrTable`'s initial capacity.
 pub(crate) const BROKER_TABLE_CAPACITY: usize = 128;
 
-/// The sort key of broker group `name` in Java's iteration of `brokerAddrTable`, which has held `peak` groups.
-pub(crate) fn broker_table_order(name: &str, peak: usize) -> (usize, &str) {
-    (java_chm_bucket(name, java_chm_table_len(BROKER_TABLE_CAPACITY, peak)), name)
+/// The bin of broker group `name` in Java's `brokerAddrTable`, which has held `peak` groups.
+pub(crate) fn broker_table_bin(name: &str, peak: usize) -> usize {
+    java_chm_bucket(name, java_chm_table_len(BROKER_TABLE_CAPACITY, peak))
 }
 
 #[cfg(test)]
