@@ -340,6 +340,37 @@ fn script(run: &mut Run) {
 
     prime_slaves(run);
     evictions(run);
+    filter_servers(run);
+}
+
+/// A registration's `filterServerList`: a list replaces the broker's filter servers, an empty one removes them, and
+/// so does a body without the key (Java's `RegisterBrokerBody.filterServerList` starts as an empty list) or an empty
+/// body; `"filterServerList":null` leaves them as they are.
+fn filter_servers(run: &mut Run) {
+    let f = Broker { name: "broker-f", addr: "127.0.0.1:38911", ha: "127.0.0.1:38912", ..MASTER_A };
+    let with = |counter, list: Option<Vec<String>>| RegisterBrokerBody {
+        filter_server_list: list,
+        ..body(counter, vec![topic("TopicF", 4, 6, 0), topic("TopicF2", 4, 6, 0)])
+    };
+    let listed = || Some(vec!["127.0.0.1:38999".to_string()]);
+    let steps: Vec<(&str, Vec<u8>)> = vec![
+        ("a list", encode_register_broker_body(&with(1, listed()), false, 513)),
+        ("no filterServerList key", encode_register_broker_body(&with(2, None), false, 513)),
+        ("a list again", encode_register_broker_body(&with(3, listed()), false, 513)),
+        ("filterServerList null", {
+            let json = String::from_utf8(encode_register_broker_body(&with(4, None), false, 513)).unwrap();
+            json.replacen('{', "{\"filterServerList\":null,", 1).into_bytes()
+        }),
+        ("an empty body", Vec::new()),
+        ("a list, zlib", encode_register_broker_body(&with(5, listed()), true, 513)),
+        ("an empty list, zlib", encode_register_broker_body(&with(6, Some(Vec::new())), true, 513)),
+    ];
+    for (what, bytes) in steps {
+        let c = register(run, f, Reg { compressed: what.ends_with("zlib"), ..REG_5X }, bytes);
+        run.exchange(&format!("register with filter servers: {what}"), "filter", c, exact(0));
+        let c = route(run, "TopicF", 513);
+        run.exchange(&format!("route after filter servers: {what}"), "client", c, exact(0));
+    }
 }
 
 /// A slave registering while its group has no master is the group's prime slave: its topics are filed, read-only

@@ -52,7 +52,11 @@ pub fn decode_register_broker_body(
     max_inflated: usize,
 ) -> Result<RegisterBrokerBody, BodyError> {
     match body.first() {
-        None => Ok(RegisterBrokerBody::default()),
+        // Java builds a fresh body: its filter-server list is empty, not null (older brokers: no list at all).
+        None => Ok(RegisterBrokerBody {
+            filter_server_list: (version >= register::V3_0_11).then(Vec::new),
+            ..RegisterBrokerBody::default()
+        }),
         // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
         Some(&ZLIB_MAGIC) => zlib::decode(body, version, max_inflated),
         Some(b'{') => register::decode(body, version),

@@ -199,7 +199,10 @@ fn register_body_4x_refs_bare_keys_and_defaults() {
     );
     let mapping = br#"{topicConfigSerializeWrapper:{topicConfigTable:{},topicQueueMappingInfoMap:{"T":{"bname":"b","currIdMap":{0:0,1:1,},"dirty":false,"epoch":9007199254740993,"topic":"T","totalQueues":2},"U":{"$ref":"$.x"}}}}"#;
     let body = decode_register_broker_body(mapping, false, 479, MB).unwrap();
-    assert_eq!(body.filter_server_list, None);
+    // No filterServerList key: Java's initial empty list.
+    assert_eq!(body.filter_server_list, Some(vec![]));
+    let null = br#"{"filterServerList":null,"topicConfigSerializeWrapper":{"topicConfigTable":{}}}"#;
+    assert_eq!(decode_register_broker_body(null, false, 479, MB).unwrap().filter_server_list, None);
     assert_eq!(body.mapping_infos.len(), 2);
     let (topic, info) = &body.mapping_infos[0];
     assert_eq!(topic, "T");
@@ -218,7 +221,12 @@ fn register_body_4x_refs_bare_keys_and_defaults() {
 
 #[test]
 fn register_body_edge_forms() {
-    assert_eq!(decode_register_broker_body(b"", false, 479, MB), Ok(RegisterBrokerBody::default()));
+    // Java builds a fresh body for an empty one: an empty filter-server list (none before V3_0_11).
+    assert_eq!(
+        decode_register_broker_body(b"", false, 479, MB),
+        Ok(RegisterBrokerBody { filter_server_list: Some(vec![]), ..RegisterBrokerBody::default() })
+    );
+    assert_eq!(decode_register_broker_body(b"", false, 36, MB), Ok(RegisterBrokerBody::default()));
     let bare = br#"{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{"A":{"topicName":"A"}}}"#;
     let body = decode_register_broker_body(bare, false, 36, MB).unwrap();
     assert_eq!(body.topic_configs, vec![TopicConfig::with_defaults("A")]);
