@@ -41,6 +41,18 @@ const ZIP_49: Broker =
     Broker { cluster: "OldCluster", name: "broker-z49", addr: "127.0.0.1:25911", ha: "127.0.0.1:25912", ..MASTER_A };
 const EMPTY_E: Broker = Broker { name: "broker-e", addr: "127.0.0.1:26911", ha: "127.0.0.1:26912", ..MASTER_A };
 const NO_ID: Broker = Broker { name: "broker-noid", addr: "127.0.0.1:27911", ha: "127.0.0.1:27912", ..MASTER_A };
+/// Slaves of master-less groups (prime slaves), with acting master off and on, and a second slave of each.
+const PRIME_OFF: Broker =
+    Broker { name: "broker-p0", id: 1, addr: "127.0.0.1:28911", ha: "127.0.0.1:28912", ..MASTER_A };
+const PRIME_OFF_2: Broker = Broker { id: 2, addr: "127.0.0.1:28921", ha: "127.0.0.1:28922", ..PRIME_OFF };
+const PRIME_ON: Broker =
+    Broker { name: "broker-p1", id: 1, addr: "127.0.0.1:29911", ha: "127.0.0.1:29912", ..MASTER_A };
+const PRIME_ON_2: Broker = Broker { id: 2, addr: "127.0.0.1:29921", ha: "127.0.0.1:29922", ..PRIME_ON };
+/// Master and slave groups whose master leaves, with acting master off and on.
+const LEAVE_OFF: Broker = Broker { name: "broker-l0", addr: "127.0.0.1:33911", ha: "127.0.0.1:33912", ..MASTER_A };
+const LEAVE_OFF_S: Broker = Broker { id: 1, addr: "127.0.0.1:33921", ha: "127.0.0.1:33922", ..LEAVE_OFF };
+const LEAVE_ON: Broker = Broker { name: "broker-l1", addr: "127.0.0.1:34911", ha: "127.0.0.1:34912", ..MASTER_A };
+const LEAVE_ON_S: Broker = Broker { id: 1, addr: "127.0.0.1:34921", ha: "127.0.0.1:34922", ..LEAVE_ON };
 
 fn topic(name: &str, queues: i32, perm: i32, sys_flag: i32) -> TopicConfig {
     TopicConfig {
@@ -325,4 +337,198 @@ fn script(run: &mut Run) {
     );
     let c = broker_ext(run.req(104), Broker { name: "nobody", ..MASTER_A });
     run.exchange("unregister unknown broker", "client", c, exact(0));
+
+    prime_slaves(run);
+    evictions(run);
+    filter_servers(run);
+}
+
+/// A registration's `filterServerList`: a list replaces the broker's filter servers, an empty one removes them, and
+/// so does a body without the key (Java's `RegisterBrokerBody.filterServerList` starts as an empty list) or an empty
+/// body; `"filterServerList":null` leaves them as they are.
+fn filter_servers(run: &mut Run) {
+    let f = Broker { name: "broker-f", addr: "127.0.0.1:38911", ha: "127.0.0.1:38912", ..MASTER_A };
+    let with = |counter, list: Option<Vec<String>>| RegisterBrokerBody {
+        filter_server_list: list,
+        ..body(counter, vec![topic("TopicF", 4, 6, 0), topic("TopicF2", 4, 6, 0)])
+    };
+    let listed = || Some(vec!["127.0.0.1:38999".to_string()]);
+    let steps: Vec<(&str, Vec<u8>)> = vec![
+        ("a list", encode_register_broker_body(&with(1, listed()), false, 513)),
+        ("no filterServerList key", encode_register_broker_body(&with(2, None), false, 513)),
+        ("a list again", encode_register_broker_body(&with(3, listed()), false, 513)),
+        ("filterServerList null", {
+            let json = String::from_utf8(encode_register_broker_body(&with(4, None), false, 513)).unwrap();
+            json.replacen('{', "{\"filterServerList\":null,", 1).into_bytes()
+        }),
+        ("an empty body", Vec::new()),
+        ("a list, zlib", encode_register_broker_body(&with(5, listed()), true, 513)),
+        ("an empty list, zlib", encode_register_broker_body(&with(6, Some(Vec::new())), true, 513)),
+    ];
+    for (what, bytes) in steps {
+        let c = register(run, f, Reg { compressed: what.ends_with("zlib"), ..REG_5X }, bytes);
+        run.exchange(&format!("register with filter servers: {what}"), "filter", c, exact(0));
+        let c = route(run, "TopicF", 513);
+        run.exchange(&format!("route after filter servers: {what}"), "client", c, exact(0));
+    }
+}
+
+/// A slave registering while its group has no master is the group's prime slave: its topics are filed, read-only
+/// only when the group enables acting master (`RouteInfoManager.registerBroker`). A master leaving a group with
+/// slaves wipes the write bit only when acting master is on (`cleanTopicByUnRegisterRequests`).
+fn prime_slaves(run: &mut Run) {
+    let perms = |counter| body(counter, vec![topic("TopicP6", 4, 6, 0), topic("TopicP7", 2, 7, 0)]);
+    for (b, b2, acting, what) in [(PRIME_OFF, PRIME_OFF_2, false, "off"), (PRIME_ON, PRIME_ON_2, true, "on")] {
+        let conn = b.name;
+        let reg = Reg { acting_master: Some(acting), ..REG_5X };
+        let c = register(run, b, reg, encode_register_broker_body(&perms(1), false, 513));
+        run.exchange(&format!("register prime slave, acting master {what}"), conn, c, exact(0));
+        for t in ["TopicP6", "TopicP7"] {
+            let c = route(run, t, 513);
+            run.exchange(&format!("route {t} of prime slave, acting master {what}"), "client", c, code(0));
+        }
+        // A second slave is not prime: its table is ignored.
+        let other = body(1, vec![topic("TopicP6", 8, 6, 0), topic("TopicP2", 2, 6, 0)]);
+        let c = register(run, b2, reg, encode_register_broker_body(&other, false, 513));
+        run.exchange(&format!("register second slave, acting master {what}"), &format!("{conn}-2"), c, exact(0));
+        let c = route(run, "TopicP2", 513);
+        run.exchange(&format!("route TopicP2 of a second slave, acting master {what}"), "client", c, code(17));
+    }
+    let c = route(run, "TopicP6", 317);
+    run.exchange("route TopicP6 of both prime slaves", "client", c, code(0));
+    // The group without acting master turns it on with its next registration (new DataVersion): read-only now.
+    let c = register(
+        run,
+        PRIME_OFF,
+        Reg { acting_master: Some(true), ..REG_5X },
+        encode_register_broker_body(&perms(2), false, 513),
+    );
+    run.exchange("register prime slave, acting master turned on", PRIME_OFF.name, c, exact(0));
+    let c = route(run, "TopicP7", 513);
+    run.exchange("route TopicP7 after acting master turned on", "client", c, code(0));
+    // ... and off again, with the same DataVersion: nothing is re-filed, so the queues stay read-only.
+    let c = register(run, PRIME_OFF, REG_5X, encode_register_broker_body(&perms(2), false, 513));
+    run.exchange("register prime slave, acting master off, same DataVersion", PRIME_OFF.name, c, exact(0));
+    let c = route(run, "TopicP7", 513);
+    run.exchange("route TopicP7 after acting master turned off", "client", c, code(0));
+
+    // Groups with a master and a slave; the master leaves.
+    for (m, sl, acting, what) in [(LEAVE_OFF, LEAVE_OFF_S, false, "off"), (LEAVE_ON, LEAVE_ON_S, true, "on")] {
+        let reg = Reg { acting_master: Some(acting), ..REG_5X };
+        let t = format!("TopicL{}", u8::from(acting));
+        let b = body(1, vec![topic(&t, 4, 6, 0), topic("TopicLx", 4, 7, 0)]);
+        let c = register(run, m, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("register master, acting master {what}"), m.name, c, exact(0));
+        let c = register(run, sl, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("register its slave, acting master {what}"), &format!("{}-s", m.name), c, exact(0));
+        let c = broker_ext(run.req(104), m);
+        run.exchange(&format!("unregister the master, acting master {what}"), "client", c, exact(0));
+        let c = route(run, &t, 513);
+        run.poll(&format!("route {t} after its master left"), "client", c, |n| !body_has(n, m.addr), exact(0));
+        // The slave registers again, now the prime slave: same DataVersion, so its queues are not re-filed.
+        let c = register(run, sl, reg, encode_register_broker_body(&b, false, 513));
+        run.exchange(&format!("slave re-registers, acting master {what}"), &format!("{}-s", m.name), c, exact(0));
+        let c = route(run, &t, 317);
+        run.exchange(&format!("route {t} after the slave re-registered"), "client", c, exact(0));
+    }
+    let c = route(run, "TopicLx", 513);
+    run.exchange("route TopicLx of both groups", "client", c, code(0));
+    let c = run.req(106);
+    run.exchange("cluster info with prime slaves", "client", c, code(0));
+}
+
+/// A connection closing evicts the broker registered on it. Java looks its group up with `setupUnRegisterRequest`:
+/// the first group of its cluster, in `brokerAddrTable` (ConcurrentHashMap) order, that holds its address.
+/// `surf-b`'s bin comes before `surf-a`'s, so of two groups holding one address, `surf-b` loses it.
+/// Then the two deliberate differences of docs/compatibility.md: brokers sharing a connection, and the live entry
+/// of an address no group holds any more.
+fn evictions(run: &mut Run) {
+    let twin_a = Broker { name: "surf-a", addr: "127.0.0.1:35911", ha: "127.0.0.1:35912", ..MASTER_A };
+    let twin_b = Broker { name: "surf-b", ..twin_a };
+    for (b, t) in [(twin_a, "TopicTwinA"), (twin_b, "TopicTwinB")] {
+        let c = register(
+            run,
+            b,
+            REG_5X,
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicTwin", 4, 6, 0)]), false, 513),
+        );
+        run.exchange(&format!("register {} at a shared address", b.name), "twin", c, exact(0));
+    }
+    run.close("twin");
+    let c = route(run, "TopicTwin", 513);
+    run.poll(
+        "route TopicTwin after the shared address's connection closed",
+        "client",
+        c,
+        |n| !body_has(n, "surf-b"),
+        exact(0),
+    );
+    for t in ["TopicTwinA", "TopicTwinB"] {
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} after the close"), "client", c, code(if t == "TopicTwinA" { 0 } else { 17 }));
+    }
+    let c = run.req(304);
+    run.exchange("system topics after the close", "client", c, code(0));
+    // grp-9 and grp-59 share a bin (177): Java visits them in the order they were added, grp-9 first.
+    let bin_a = Broker { name: "grp-9", addr: "127.0.0.1:35921", ha: "127.0.0.1:35922", ..MASTER_A };
+    let bin_b = Broker { name: "grp-59", ..bin_a };
+    for (b, t) in [(bin_a, "TopicBinA"), (bin_b, "TopicBinB")] {
+        let bytes =
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicBin", 4, 6, 0)]), false, 513);
+        let c = register(run, b, REG_5X, bytes);
+        run.exchange(&format!("register {} at an address shared in one bin", b.name), "bin", c, exact(0));
+    }
+    run.close("bin");
+    let c = route(run, "TopicBin", 513);
+    run.poll("route TopicBin after the close", "client", c, |n| !body_has(n, "grp-9"), exact(0));
+    let c = route(run, "TopicBinB", 513);
+    run.exchange("route TopicBinB after the close", "client", c, exact(0));
+
+    // Deliberate: two brokers registered on one connection. Java evicts only the first live entry holding the
+    // connection (brokerLiveTable order); ours evicts both.
+    let s1 = Broker { name: "shared-a", addr: "127.0.0.1:36911", ha: "127.0.0.1:36912", ..MASTER_A };
+    let s2 = Broker { name: "shared-b", addr: "127.0.0.1:36921", ha: "127.0.0.1:36922", ..MASTER_A };
+    let s3 = Broker { name: "shared-c", addr: "127.0.0.1:36931", ha: "127.0.0.1:36932", ..MASTER_A };
+    let c = register(
+        run,
+        s3,
+        REG_5X,
+        encode_register_broker_body(
+            &body(1, vec![topic("TopicShared", 4, 6, 0), topic("TopicSharedC", 4, 6, 0)]),
+            false,
+            513,
+        ),
+    );
+    run.exchange("register shared-c on its own connection", "shared-c", c, exact(0));
+    for (b, t) in [(s1, "TopicSharedA"), (s2, "TopicSharedB")] {
+        let c = register(
+            run,
+            b,
+            REG_5X,
+            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicShared", 4, 6, 0)]), false, 513),
+        );
+        run.exchange(&format!("register {} on a shared connection", b.name), "shared", c, exact(0));
+    }
+    run.close("shared");
+    let c = route(run, "TopicShared", 513);
+    run.settle("client", &c, |n| !body_has(n, s1.addr) || !body_has(n, s2.addr));
+    run.exchange("shared connection: route after its close", "client", c, code(0));
+
+    // Deliberate: an address displaced from its group (another address took its id) keeps a live entry in Java
+    // when its connection closes, and Java answers QUERY_DATA_VERSION from it; ours drops it.
+    let z1 = Broker { name: "broker-zombie", addr: "127.0.0.1:37911", ha: "127.0.0.1:37912", ..MASTER_A };
+    let z2 = Broker { addr: "127.0.0.1:37921", ha: "127.0.0.1:37922", ..z1 };
+    let zb = body(1, vec![topic("TopicZombie", 4, 6, 0), topic("TopicZombie2", 4, 6, 0)]);
+    let c = register(run, z1, REG_5X, encode_register_broker_body(&zb, false, 513));
+    run.exchange("register the first holder of an id", "zombie-1", c, exact(0));
+    let c = register(run, z2, REG_5X, encode_register_broker_body(&zb, false, 513));
+    run.exchange("register another address for the same id", "zombie-2", c, exact(0));
+    let c = broker_ext(run.req(322), z1).with_body(data_version_json(&zb.data_version));
+    run.exchange("query data version of the displaced address", "client", c, exact(0));
+    run.close("zombie-1");
+    let c = route(run, "TopicZombie", 513);
+    run.exchange("route after the displaced address's connection closed", "client", c, exact(0));
+    let c = broker_ext(run.req(322), z1).with_body(data_version_json(&zb.data_version));
+    run.settle_ours("client", &c, |n| n.ext.get("changed").map(String::as_str) == Some("true"));
+    run.exchange("displaced address: query data version after its close", "client", c, exact(0));
 }

@@ -90,42 +90,10 @@ pub fn topics_by_cluster(ctx: &Ctx, req: &RemotingCommand) -> Action {
     list_reply(req, &ctx.snapshot.routes.topics_by_cluster(req.ext("cluster").unwrap_or_default()))
 }
 
-/// 304: not gated. `brokerAddr` is the smallest-id address of the first broker group, in Java's iteration order
-/// of `brokerAddrTable`, that has an address.
+/// 304: not gated. `brokerAddr` is the first address of the first broker group, in Java's iteration order of
+/// `brokerAddrTable`, that has one (`RouteView::system_topics`).
 pub fn system_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
-    let mut list = ctx.snapshot.routes.system_topics();
-    let info = ctx.snapshot.routes.cluster_info();
-    let table_len = java_chm_table_len(128, info.broker_addr_table.len());
-    list.broker_addr = info
-        .broker_addr_table
-        .iter()
-        .filter_map(|(name, bd)| bd.min_broker().map(|(_, addr)| (java_chm_bucket(name, table_len), name, addr)))
-        .min()
-        .map(|(_, _, addr)| addr.to_string());
-    list_reply(req, &list)
-}
-
-/// `String.hashCode` over UTF-16 units.
-fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))
-}
-
-/// The bin a `ConcurrentHashMap` of `table_len` bins puts `key` in (`spread(h) & (n - 1)`); iteration visits bins
-/// in index order. Keys sharing a bin come in insertion order in Java; we break such ties by name.
-fn java_chm_bucket(key: &str, table_len: usize) -> usize {
-    let h = java_string_hash(key);
-    let spread = (h ^ ((h as u32) >> 16) as i32) & 0x7FFF_FFFF;
-    spread as usize & (table_len - 1)
-}
-
-/// The table length of `new ConcurrentHashMap<>(initial)` (JDK 17: next power of two of `1 + initial / 0.75`)
-/// after growing to hold `len` entries (it doubles once `len` exceeds three quarters of it).
-fn java_chm_table_len(initial: usize, len: usize) -> usize {
-    let mut n = ((1.0 + initial as f64 / 0.75) as usize).next_power_of_two();
-    while len > n - (n >> 2) {
-        n <<= 1;
-    }
-    n
+    list_reply(req, &ctx.snapshot.routes.system_topics())
 }
 
 /// 311, 312, 313.
@@ -139,19 +107,4 @@ pub fn unit_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
         _ => UnitTopicKind::HasUnitSubUnUnit,
     };
     list_reply(req, &ctx.snapshot.routes.unit_topics(kind))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn java_hash_order_of_broker_names() {
-        assert_eq!(java_string_hash("surf-a"), "surf-a".chars().fold(0i32, |h, c| h.wrapping_mul(31) + c as i32));
-        assert_eq!(java_chm_table_len(128, 0), 256);
-        assert_eq!(java_chm_table_len(128, 193), 512);
-        // Observed on Java 5.5.0: surf-b is visited before surf-a and surf-c.
-        let order: Vec<usize> = ["surf-a", "surf-b", "surf-c"].iter().map(|n| java_chm_bucket(n, 256)).collect();
-        assert_eq!(order, vec![137, 136, 143]);
-    }
 }

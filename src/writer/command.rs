@@ -32,15 +32,42 @@ impl Origin {
 pub enum WriteOp {
     RegisterBroker(Box<RegisterBroker>),
     UnregisterBroker(UnregisterBroker),
-    BrokerHeartbeat { cluster: String, addr: String },
-    QueryDataVersion { cluster: String, addr: String, data_version: Option<DataVersion> },
-    WipeWritePerm { broker_name: String },
-    AddWritePerm { broker_name: String },
-    DeleteTopic { topic: String, cluster: Option<String> },
-    RegisterTopic { topic: String, queue_datas: Vec<QueueData> },
-    PutKv { namespace: String, key: String, value: Option<String> },
-    DeleteKv { namespace: String, key: String },
-    UpdateConfig { pairs: Vec<(String, String)> },
+    BrokerHeartbeat {
+        cluster: String,
+        addr: String,
+    },
+    QueryDataVersion {
+        cluster: String,
+        addr: String,
+        data_version: Option<DataVersion>,
+    },
+    WipeWritePerm {
+        broker_name: String,
+    },
+    AddWritePerm {
+        broker_name: String,
+    },
+    DeleteTopic {
+        topic: String,
+        cluster: Option<String>,
+    },
+    /// `None`: an entry without a broker name, where Java stops.
+    RegisterTopic {
+        topic: String,
+        queue_datas: Vec<Option<QueueData>>,
+    },
+    PutKv {
+        namespace: String,
+        key: String,
+        value: Option<String>,
+    },
+    DeleteKv {
+        namespace: String,
+        key: String,
+    },
+    UpdateConfig {
+        pairs: Vec<(String, String)>,
+    },
 }
 
 impl WriteOp {

@@ -66,7 +66,67 @@ fn script(run: &mut Run) {
     topic_maintenance_script(run);
     config_script(run);
     switches_script(run);
+    wait_for_service_script(run);
     zone_and_acting_master_script(run);
+}
+
+/// `needWaitForService`: Java's ClientRequestProcessor (code 105 only) answers SYSTEM_ERROR "name server not ready"
+/// while `now - startupTimeMillis < waitSecondsForService * 1000`; both settings are read on every request, so a
+/// 318 takes effect on the next one. Every other code is served as usual. Both servers started well within the hour.
+fn wait_for_service_script(run: &mut Run) {
+    update_config(run, "wait for service, an hour", b"needWaitForService=true\nwaitSecondsForService=3600\n", 0);
+    for (name, t, version, encoding) in [
+        ("route while waiting", Some("T_plain"), 513, SerializeType::Json),
+        ("route while waiting, v317 ROCKETMQ header", Some("T_plain"), 317, SerializeType::RocketMq),
+        ("route of a missing topic while waiting", Some("NoSuchTopic"), 513, SerializeType::Json),
+        ("route without topic ext while waiting", None, 513, SerializeType::Json),
+    ] {
+        let mut c = run.req(105);
+        if let Some(t) = t {
+            c = c.with_ext("topic", t);
+        }
+        c.version = version;
+        c.serialize_type = encoding;
+        run.exchange(name, "client", c, exact(1));
+    }
+    let c = route(run, "T_zone", 513).with_ext("__ZONE_MODE", "true").with_ext("__ZONE_NAME", "z1");
+    run.exchange("route with a zone while waiting", "client", c, exact(1));
+    let c = route(run, "T_plain", 513);
+    run.oneway("client", c);
+    // Everything else is served.
+    let c = run.req(106);
+    run.exchange("cluster info while waiting", "client", c, code(0));
+    for (n, what) in [(206, "all topics"), (304, "system topics"), (311, "unit topics")] {
+        let c = run.req(n);
+        run.exchange(&format!("{what} while waiting"), "client", c, code(0));
+    }
+    let c = run.req(224).with_ext("cluster", "SurfC1");
+    run.exchange("topics by cluster while waiting", "client", c, code(0));
+    let c = run.req(901).with_ext("clusterName", SURF_A.cluster).with_ext("brokerName", SURF_A.name);
+    run.exchange("broker member group while waiting", "client", c, exact(0));
+    let c = kv(run, 101, Some("ORDER_TOPIC_CONFIG"), Some("T_ord"), None);
+    run.exchange("get kv while waiting", "admin", c, exact(0));
+    let a = body(3, vec![topic("T_plain", 4, 6, 0), topic("T_ord", 4, 6, 0), topic("T_wait", 2, 6, 0)]);
+    let c = register(run, SURF_A, REG_5X, encode_register_broker_body(&a, false, 513)).with_ext("__ZONE_NAME", "z1");
+    run.exchange("register broker while waiting", "surf-a", c, exact(0));
+    let c = run.req(217).with_ext("topic", "T_wait2").with_body(queue_datas_json(&[(SURF_A.name, 6, 2)]));
+    run.exchange("register topic while waiting", "admin", c, exact(0));
+    // The wait is measured against the setting of the moment.
+    update_config(run, "wait for service, no seconds", b"waitSecondsForService=0\n", 0);
+    for t in ["T_wait", "T_wait2"] {
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} once the wait is over"), "client", c, exact(0));
+    }
+    update_config(run, "wait for service, an hour again", b"waitSecondsForService=3600\n", 0);
+    let c = route(run, "T_wait", 317);
+    run.exchange("route while waiting again", "client", c, exact(1));
+    update_config(run, "wait for service, negative seconds", b"waitSecondsForService=-5\n", 0);
+    let c = route(run, "T_wait", 317);
+    run.exchange("route with a negative wait", "client", c, exact(0));
+    update_config(run, "wait for service, an hour once more", b"waitSecondsForService=3600\n", 0);
+    update_config(run, "stop waiting for service", b"needWaitForService=false\n", 0);
+    let c = route(run, "T_wait", 513);
+    run.exchange("route with needWaitForService=false", "client", c, exact(0));
 }
 
 fn kv_script(run: &mut Run) {
@@ -260,8 +320,49 @@ fn topic_maintenance_script(run: &mut Run) {
     run.exchange("register topic, no queue datas", "admin", c, exact(0));
     let c = run.req(217).with_body(queue_datas_json(&[(SURF_A.name, 6, 2)]));
     run.exchange("register topic without topic ext", "admin", c, exact(0));
+    register_topic_without_broker_names(run);
     let c = run.req(206);
     run.exchange("all topics after maintenance", "client", c, code(0));
+}
+
+/// 217 whose QueueData list has an entry Java cannot file: no `brokerName`, a null one, or a null entry.
+/// `RouteInfoManager.registerTopic` looks the name up in `brokerAddrTable` (a ConcurrentHashMap, which throws on a
+/// null key); the exception is caught and logged inside registerTopic, so the reply is SUCCESS, what was put before
+/// the entry stays (an existing topic) and a new topic is not stored at all.
+fn register_topic_without_broker_names(run: &mut Run) {
+    let a = |perm: i32, n: i32| {
+        format!("{{\"brokerName\":\"{}\",\"perm\":{perm},\"readQueueNums\":{n},\"writeQueueNums\":{n}}}", SURF_A.name)
+    };
+    let b = |perm: i32, n: i32| {
+        format!("{{\"brokerName\":\"{}\",\"perm\":{perm},\"readQueueNums\":{n},\"writeQueueNums\":{n}}}", SURF_B.name)
+    };
+    let body = |entries: &[String]| format!("{{\"queueDatas\":[{}]}}", entries.join(",")).into_bytes();
+    let nameless = "{\"perm\":6,\"readQueueNums\":3,\"writeQueueNums\":3}".to_string();
+    let null_name = "{\"brokerName\":null,\"perm\":6,\"readQueueNums\":3,\"writeQueueNums\":3}".to_string();
+    for (t, entries, what) in [
+        ("T_nameless_new", vec![a(6, 2), nameless.clone(), b(6, 2)], "new topic, entry without brokerName"),
+        ("T_nameless_only", vec![nameless.clone()], "new topic, only an entry without brokerName"),
+        ("T_reg", vec![b(2, 5), nameless.clone(), a(5, 5)], "existing topic, entry without brokerName"),
+        ("T_reg", vec![a(4, 6), null_name.clone(), b(6, 6)], "existing topic, null brokerName"),
+        ("T_reg", vec![b(7, 7), "null".to_string(), a(7, 7)], "existing topic, null entry"),
+        ("T_null_new", vec!["null".to_string(), a(6, 2)], "new topic, null entry"),
+    ] {
+        let c = run.req(217).with_ext("topic", t).with_body(body(&entries));
+        run.exchange(&format!("register topic, {what}"), "admin", c, code(0));
+        let c = route(run, t, 513);
+        run.exchange(
+            &format!("route {t} after register topic, {what}"),
+            "client",
+            c,
+            code(if t == "T_reg" { 0 } else { 17 }),
+        );
+    }
+    for (t, entry, what) in [("T_reg", "1", "a number entry"), ("T_reg", "\"x\"", "a string entry")] {
+        let c = run.req(217).with_ext("topic", t).with_body(body(&[entry.to_string(), a(6, 9)]));
+        run.exchange(&format!("register topic, {what}"), "admin", c, code(1));
+        let c = route(run, t, 513);
+        run.exchange(&format!("route {t} after register topic, {what}"), "client", c, code(0));
+    }
 }
 
 fn config_script(run: &mut Run) {

@@ -25,6 +25,27 @@ pub struct Model {
     pub clusters: BTreeMap<String, BTreeSet<String>>,
     pub live: BTreeMap<(String, String), Live>,
     pub filters: BTreeMap<(String, String), Vec<String>>,
+    /// The most groups `brokers` ever held (Java's `brokerAddrTable` never shrinks).
+    pub brokers_peak: usize,
+    /// When each group was added (a counter): names sharing a bin come in this order.
+    pub brokers_since: BTreeMap<String, u64>,
+    pub brokers_added: u64,
+}
+
+/// The bin of `name` in Java's `brokerAddrTable`, a `ConcurrentHashMap(128)` that has held `peak` keys
+/// (`String.hashCode`, spread, masked by the table length); keys of one bin come in insertion order.
+fn java_broker_bin(name: &str, peak: usize) -> usize {
+    let mut h: i32 = 0;
+    for unit in name.encode_utf16() {
+        h = h.wrapping_mul(31).wrapping_add(unit as i32);
+    }
+    let spread = (h ^ ((h as u32) >> 16) as i32) & 0x7fff_ffff;
+    // 128 / 0.75 + 1 → 256 bins, doubled each time the size reaches three quarters of the bins.
+    let mut bins = 256usize;
+    while peak * 4 >= bins * 3 {
+        bins *= 2;
+    }
+    spread as usize % bins
 }
 
 fn notices(addrs: &BTreeMap<i64, String>, offline: Option<String>, ha: Option<String>) -> Vec<MinBrokerIdNotice> {
@@ -51,6 +72,11 @@ impl Model {
         let (c, a, n, id) = (&r.cluster_name, &r.broker_addr, &r.broker_name, r.broker_id);
         self.clusters.entry(c.clone()).or_default().insert(n.clone());
         let mut first = !self.brokers.contains_key(n);
+        self.brokers_peak = self.brokers_peak.max(self.brokers.len() + usize::from(first));
+        if first {
+            self.brokers_since.insert(n.clone(), self.brokers_added);
+            self.brokers_added += 1;
+        }
         let bd = self.brokers.entry(n.clone()).or_insert_with(|| BrokerData {
             cluster: c.as_str().into(),
             broker_name: n.as_str().into(),
@@ -81,6 +107,7 @@ impl Model {
         first = first || old.map_or(true, |o| o.is_empty());
         let is_master = id == 0;
         let prime = !old_broker && !is_master && *bd.broker_addrs.keys().next().unwrap() == id;
+        let acting_master = bd.enable_acting_master;
         let addrs_after = bd.broker_addrs.clone();
         if is_master || prime {
             if s.delete_topic_with_broker_registration && r.body.mapping_infos.is_empty() {
@@ -97,7 +124,8 @@ impl Model {
                 let changed = stored != Some(r.body.data_version)
                     || !self.topics.get(&tc.topic_name).is_some_and(|q| q.contains_key(n));
                 if first || changed {
-                    let perm = if prime { tc.perm & !2 } else { tc.perm };
+                    // RouteInfoManager.registerBroker: `if (isPrimeSlave && brokerData.isEnableActingMaster())`.
+                    let perm = if prime && acting_master { tc.perm & !2 } else { tc.perm };
                     self.topics.entry(tc.topic_name.clone()).or_default().insert(
                         n.clone(),
                         QueueData {
@@ -159,6 +187,7 @@ impl Model {
                 bd.broker_addrs.retain(|_, a| *a != r.broker_addr);
                 if bd.broker_addrs.is_empty() {
                     self.brokers.remove(&r.broker_name);
+                    self.brokers_since.remove(&r.broker_name);
                     gone = true;
                 } else if was_min {
                     notify.insert(r.broker_name.clone(), r.broker_addr.clone());
@@ -205,8 +234,12 @@ impl Model {
 
     fn evictions(&mut self, keys: &[(String, String)]) -> Vec<UnregisterBroker> {
         let mut out = Vec::new();
+        let mut groups: Vec<&BrokerData> = self.brokers.values().collect();
+        groups
+            .sort_by_key(|b| (java_broker_bin(&b.broker_name, self.brokers_peak), self.brokers_since[&*b.broker_name]));
+        let mut unclaimed = Vec::new();
         for (c, a) in keys {
-            let found = self.brokers.values().filter(|b| &*b.cluster == c).find_map(|b| {
+            let found = groups.iter().filter(|b| &*b.cluster == c).find_map(|b| {
                 b.broker_addrs.iter().find(|(_, x)| *x == a).map(|(id, _)| (b.broker_name.to_string(), *id))
             });
             match found {
@@ -216,10 +249,11 @@ impl Model {
                     broker_name,
                     broker_id,
                 }),
-                None => {
-                    self.live.remove(&(c.clone(), a.clone()));
-                }
+                None => unclaimed.push((c.clone(), a.clone())),
             }
+        }
+        for k in unclaimed {
+            self.live.remove(&k);
         }
         out
     }
@@ -270,16 +304,24 @@ impl Model {
         }
     }
 
-    pub fn register_topic(&mut self, t: &str, qds: &[QueueData]) {
-        let known = |m: &Model, q: &QueueData| m.brokers.contains_key(&*q.broker_name);
-        if !self.topics.contains_key(t) && !qds.iter().all(|q| known(self, q)) {
+    /// `RouteInfoManager.registerTopic`: a missing broker name (`None`) is looked up like an unknown one (Java's
+    /// `containsKey(null)` throws, and registerTopic catches it: the loop ends there too).
+    pub fn register_topic(&mut self, t: &str, qds: &[Option<QueueData>]) {
+        let known =
+            |m: &Model, q: &Option<QueueData>| q.as_ref().is_some_and(|q| m.brokers.contains_key(&*q.broker_name));
+        if !self.topics.contains_key(t) {
+            if qds.iter().all(|q| known(self, q)) && !qds.is_empty() {
+                let map = qds.iter().flatten().map(|q| (q.broker_name.to_string(), q.clone())).collect();
+                self.topics.insert(t.into(), map);
+            }
             return;
         }
         for q in qds {
             if !known(self, q) {
                 return;
             }
-            self.topics.entry(t.into()).or_default().insert(q.broker_name.to_string(), q.clone());
+            let q = q.clone().unwrap();
+            self.topics.get_mut(t).unwrap().insert(q.broker_name.to_string(), q);
         }
     }
 

@@ -128,16 +128,28 @@ pub(super) fn read_mapping_info(v: &Value) -> Result<TopicQueueMappingInfo, Body
     Ok(info)
 }
 
-/// `queueDatas` of a TopicRouteData; entries without a `brokerName` are skipped.
-pub(super) fn read_queue_datas(route: &Value) -> Result<Vec<QueueData>, BodyError> {
+/// `queueDatas` of a TopicRouteData, in order: `None` for an entry Java reads as a QueueData without a broker name (a null entry, a missing or null
+/// `brokerName`); a scalar or array entry is an error, as fastjson2 refuses it.
+pub(super) fn read_queue_datas(route: &Value) -> Result<Vec<Option<QueueData>>, BodyError> {
     let items = match route.get("queueDatas") {
         Some(Value::Array(items)) => items.as_slice(),
         _ => &[],
     };
     let mut out = Vec::with_capacity(items.len());
     for q in items {
-        let Some(q) = bean(Some(q)) else { continue };
+        let q = match q {
+            Value::Null => {
+                out.push(None);
+                continue;
+            }
+            Value::Object(_) if q.is_ref() => continue,
+            Value::Object(_) => q,
+            other => {
+                return Err(BodyError::Shape(format!("queueDatas entry {} is not an object", other.to_json_text())))
+            }
+        };
         let Some(name) = opt_text(q, "brokerName") else {
+            out.push(None);
             continue;
         };
         // `topicSynFlag` is the pre-4.9.0 name of `topicSysFlag`.
@@ -145,13 +157,13 @@ pub(super) fn read_queue_datas(route: &Value) -> Result<Vec<QueueData>, BodyErro
             Some(n) => n,
             None => opt_i32(q, "topicSynFlag")?.unwrap_or(0),
         };
-        out.push(QueueData {
+        out.push(Some(QueueData {
             broker_name: Arc::from(name),
             read_queue_nums: opt_i32(q, "readQueueNums")?.unwrap_or(0),
             write_queue_nums: opt_i32(q, "writeQueueNums")?.unwrap_or(0),
             perm: opt_i32(q, "perm")?.unwrap_or(0),
             topic_sys_flag: sys_flag,
-        });
+        }));
     }
     Ok(out)
 }

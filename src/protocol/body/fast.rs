@@ -16,6 +16,8 @@ use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Body {
+    /// Missing: Java's initial empty list; null: `None`.
+    #[serde(default = "empty_list")]
     filter_server_list: Option<Vec<String>>,
     topic_config_serialize_wrapper: Option<Obj<Wrapper>>,
 }
@@ -87,6 +89,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
         }
         d.deserialize_map(V_(PhantomData))
     }
+}
+
+fn empty_list() -> Option<Vec<String>> {
+    Some(Vec::new())
 }
 
 /// `None`: not the usual shape; use the lenient decoder.

@@ -52,7 +52,11 @@ pub fn decode_register_broker_body(
     max_inflated: usize,
 ) -> Result<RegisterBrokerBody, BodyError> {
     match body.first() {
-        None => Ok(RegisterBrokerBody::default()),
+        // Java builds a fresh body: its filter-server list is empty, not null (older brokers: no list at all).
+        None => Ok(RegisterBrokerBody {
+            filter_server_list: (version >= register::V3_0_11).then(Vec::new),
+            ..RegisterBrokerBody::default()
+        }),
         // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
         Some(&ZLIB_MAGIC) => zlib::decode(body, version, max_inflated),
         Some(b'{') => register::decode(body, version),
@@ -80,8 +84,9 @@ pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
     beans::read_data_version(&v)
 }
 
-/// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV).
-pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<QueueData>, BodyError> {
+/// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV), in order; `None` for an entry
+/// without a broker name (Java stops registering there).
+pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<Option<QueueData>>, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
         return Err(BodyError::Shape("TopicRouteData is not an object".into()));

@@ -29,8 +29,11 @@ pub(super) fn decode_lenient(body: &[u8], version: i32) -> Result<RegisterBroker
     let wrapper = if version < V3_0_11 {
         Some(&v)
     } else {
+        // Java's `RegisterBrokerBody.filterServerList` starts as an empty list (which removes the broker's filter
+        // servers); only an explicit null leaves them alone.
         out.filter_server_list = match v.get("filterServerList") {
-            None | Some(Value::Null) => None,
+            None => Some(Vec::new()),
+            Some(Value::Null) => None,
             Some(Value::Array(items)) => Some(items.iter().filter_map(beans::text).collect()),
             Some(other) if other.is_ref() => Some(Vec::new()),
             Some(_) => return Err(BodyError::Shape("filterServerList is not an array".into())),
@@ -70,9 +73,12 @@ pub(super) fn encode(body: &RegisterBrokerBody, version: i32) -> Vec<u8> {
         return out;
     }
     w.begin_object();
-    if let Some(list) = &body.filter_server_list {
-        w.key("filterServerList");
-        beans::write_string_array(&mut w, list);
+    // `None` (leave the broker's filter servers alone) is an explicit null: Java reads a missing key as an empty
+    // list, which removes them.
+    w.key("filterServerList");
+    match &body.filter_server_list {
+        Some(list) => beans::write_string_array(&mut w, list),
+        None => w.null(),
     }
     w.key("topicConfigSerializeWrapper");
     write_wrapper(&mut w, body, five);

@@ -145,14 +145,20 @@ fn kv_config_file_round_trip_and_leniency() {
 
 #[test]
 fn queue_datas_accept_the_old_flag_name() {
-    let body = br#"{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":1,"topicSynFlag":3,"writeQueueNums":2},{"perm":6},{"brokerName":"c","topicSysFlag":"1"}]}"#;
+    let body = br#"{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":1,"topicSynFlag":3,"writeQueueNums":2},{"perm":6},null,{"brokerName":null},{"brokerName":"c","topicSysFlag":"1"}]}"#;
     let qs = decode_queue_datas(body).unwrap();
-    assert_eq!(qs.len(), 2);
-    assert_eq!((qs[0].topic_sys_flag, qs[0].read_queue_nums, qs[0].write_queue_nums), (3, 1, 2));
-    assert_eq!(&*qs[1].broker_name, "c");
-    assert_eq!(qs[1].topic_sys_flag, 1);
+    assert_eq!(qs.len(), 5);
+    let q0 = qs[0].as_ref().unwrap();
+    assert_eq!((q0.topic_sys_flag, q0.read_queue_nums, q0.write_queue_nums), (3, 1, 2));
+    // Entries without a broker name are kept in place: Java stops registering at them.
+    assert_eq!((&qs[1], &qs[2], &qs[3]), (&None, &None, &None));
+    let q4 = qs[4].as_ref().unwrap();
+    assert_eq!(&*q4.broker_name, "c");
+    assert_eq!(q4.topic_sys_flag, 1);
     assert_eq!(decode_queue_datas(b"{}"), Ok(vec![]));
     assert!(decode_queue_datas(b"[]").is_err());
+    // fastjson2 refuses a scalar where a QueueData is expected.
+    assert!(decode_queue_datas(br#"{"queueDatas":[1,{"brokerName":"b"}]}"#).is_err());
 }
 
 const BROKER_5X: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{}}}"#;
@@ -193,7 +199,10 @@ fn register_body_4x_refs_bare_keys_and_defaults() {
     );
     let mapping = br#"{topicConfigSerializeWrapper:{topicConfigTable:{},topicQueueMappingInfoMap:{"T":{"bname":"b","currIdMap":{0:0,1:1,},"dirty":false,"epoch":9007199254740993,"topic":"T","totalQueues":2},"U":{"$ref":"$.x"}}}}"#;
     let body = decode_register_broker_body(mapping, false, 479, MB).unwrap();
-    assert_eq!(body.filter_server_list, None);
+    // No filterServerList key: Java's initial empty list.
+    assert_eq!(body.filter_server_list, Some(vec![]));
+    let null = br#"{"filterServerList":null,"topicConfigSerializeWrapper":{"topicConfigTable":{}}}"#;
+    assert_eq!(decode_register_broker_body(null, false, 479, MB).unwrap().filter_server_list, None);
     assert_eq!(body.mapping_infos.len(), 2);
     let (topic, info) = &body.mapping_infos[0];
     assert_eq!(topic, "T");
@@ -212,7 +221,12 @@ fn register_body_4x_refs_bare_keys_and_defaults() {
 
 #[test]
 fn register_body_edge_forms() {
-    assert_eq!(decode_register_broker_body(b"", false, 479, MB), Ok(RegisterBrokerBody::default()));
+    // Java builds a fresh body for an empty one: an empty filter-server list (none before V3_0_11).
+    assert_eq!(
+        decode_register_broker_body(b"", false, 479, MB),
+        Ok(RegisterBrokerBody { filter_server_list: Some(vec![]), ..RegisterBrokerBody::default() })
+    );
+    assert_eq!(decode_register_broker_body(b"", false, 36, MB), Ok(RegisterBrokerBody::default()));
     let bare = br#"{"dataVersion":{"counter":1,"timestamp":2},"topicConfigTable":{"A":{"topicName":"A"}}}"#;
     let body = decode_register_broker_body(bare, false, 36, MB).unwrap();
     assert_eq!(body.topic_configs, vec![TopicConfig::with_defaults("A")]);

@@ -34,8 +34,10 @@ impl ExportCut {
     pub fn export(&self) -> Vec<RegisterBroker> {
         let view = &self.view;
         let mut out = Vec::with_capacity(self.live.len());
+        // The group an eviction would take the broker from (Java's `setupUnRegisterRequest` order).
+        let groups = view.brokers_in_java_order();
         for (cluster, addr, live) in &self.live {
-            let Some((bd, id)) = view.brokers.values().find_map(|bd| {
+            let Some((bd, id)) = groups.iter().find_map(|bd| {
                 (bd.cluster == *cluster)
                     .then(|| bd.broker_addrs.iter().find(|(_, a)| a.as_str() == &**addr))
                     .flatten()

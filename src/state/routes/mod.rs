@@ -16,6 +16,7 @@ use super::liveness::LiveTable;
 use super::ConnId;
 
 mod export;
+mod java_order;
 mod query;
 mod register;
 mod unregister;
@@ -195,6 +196,14 @@ pub struct RouteView {
     filter_servers: OrdMap<Arc<str>, FilterServers>,
     /// topic → mappings (`topicQueueMappingInfoTable`); never cleaned, as in Java.
     mappings: OrdMap<Arc<str>, Arc<MappingEntry>>,
+    /// The most broker groups `brokers` ever held: Java's `brokerAddrTable` grows with them and never shrinks, and
+    /// its size decides its iteration order (`java_order`).
+    brokers_peak: usize,
+    /// brokerName → when it entered `brokers` (a counter): Java's `brokerAddrTable` lists names sharing a bin in
+    /// insertion order; a name removed and added again goes last.
+    brokers_since: OrdMap<Arc<str>, u64>,
+    /// The next `brokers_since` value.
+    brokers_added: u64,
 }
 
 impl RouteTables {
@@ -286,12 +295,18 @@ impl RouteTables {
         if self.view.brokers.get(&*bd.broker_name).map(|b| &**b) == Some(&bd) {
             return;
         }
-        self.view.brokers.insert(bd.broker_name.clone(), Arc::new(bd));
+        let name = bd.broker_name.clone();
+        if self.view.brokers.insert(name.clone(), Arc::new(bd)).is_none() {
+            self.view.brokers_peak = self.view.brokers_peak.max(self.view.brokers.len());
+            self.view.brokers_since.insert(name, self.view.brokers_added);
+            self.view.brokers_added += 1;
+        }
         self.bump();
     }
 
     fn remove_broker(&mut self, broker_name: &str) {
         if self.view.brokers.remove(broker_name).is_some() {
+            self.view.brokers_since.remove(broker_name);
             self.bump();
         }
     }
@@ -353,6 +368,16 @@ impl RouteTables {
 }
 
 impl RouteView {
+    /// The broker groups in Java's iteration order of `brokerAddrTable` (see `java_order`).
+    fn brokers_in_java_order(&self) -> Vec<&Arc<BrokerData>> {
+        let mut groups: Vec<&Arc<BrokerData>> = self.brokers.values().collect();
+        groups.sort_by_cached_key(|bd| {
+            let since = self.brokers_since.get(&*bd.broker_name).copied().unwrap_or(u64::MAX);
+            (java_order::broker_table_bin(&bd.broker_name, self.brokers_peak), since)
+        });
+        groups
+    }
+
     /// The identity of a topic's entry, to check that unrelated topics were not rebuilt.
     #[doc(hidden)]
     pub fn topic_entry_ptr(&self, topic: &str) -> Option<*const ()> {

@@ -1,6 +1,9 @@
 //! Reads on a `RouteView`: routes (§5.7), zone filtering (§5.8), cluster info and the topic lists.
 //!
-//! Java iterates hash maps; we answer in name order, which clients do not depend on and tests can rely on.
+//! Java iterates hash maps; we answer in name order, which clients do not depend on and tests can rely on. Where
+//! Java's iteration order decides *what* is answered (304's `brokerAddr`, the group an eviction takes an address
+//! from), `java_order` reproduces it. Topic lists are Java `ConcurrentHashMap` key sets, whose order a Java client
+//! does not keep (docs/compatibility.md, "Order of `topicList`").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -140,15 +143,17 @@ impl RouteView {
         TopicList { topic_list: topics.into_iter().collect(), broker_addr: None }
     }
 
-    /// 304: each cluster name followed by its broker names, and the first address of the first group (by name)
-    /// that has one.
+    /// 304: each cluster name followed by its broker names, and the smallest-id address of the first group, in
+    /// Java's iteration order of `brokerAddrTable`, that has one (observed: with `surf-a`, `surf-b`, `surf-c`
+    /// registered, Java 5.5.0 answers with `surf-b`'s address).
     pub fn system_topics(&self) -> TopicList {
         let mut topic_list = Vec::new();
         for (c, names) in &self.clusters {
             topic_list.push(c.clone());
             topic_list.extend(names.iter().cloned());
         }
-        let broker_addr = self.brokers.values().find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
+        let broker_addr =
+            self.brokers_in_java_order().into_iter().find_map(|bd| bd.min_broker().map(|(_, a)| a.to_owned()));
         TopicList { topic_list, broker_addr }
     }
 

@@ -71,14 +71,16 @@ impl RouteTables {
         let old = bd.broker_addrs.insert(id, req.broker_addr.clone());
         register_first |= old.map_or(true, |a| a.is_empty());
 
-        // 9.
+        // 9. A prime slave (the smallest id of a master-less group) files its topics too; Java clears their write
+        // bit only when the group enables acting master (`isPrimeSlave && brokerData.isEnableActingMaster()`).
         let is_master = id == MASTER_ID;
         let is_prime_slave = !old_version_broker && !is_master && bd.min_broker().is_some_and(|(m, _)| m == id);
+        let read_only = is_prime_slave && bd.enable_acting_master;
         self.put_broker(bd);
 
         // 10.
         if is_master || is_prime_slave {
-            self.apply_topic_table(&req, &cluster, &addr, &name, register_first, is_prime_slave, s);
+            self.apply_topic_table(&req, &cluster, &addr, &name, register_first, read_only, s);
         }
 
         // 11. Replaces the whole entry, connection included.
@@ -120,7 +122,7 @@ impl RouteTables {
         Some(result)
     }
 
-    /// §5.3 step 10, for a master or a prime slave.
+    /// §5.3 step 10, for a master or a prime slave; `read_only` clears the write bit of every queue it files.
     #[allow(clippy::too_many_arguments)]
     fn apply_topic_table(
         &mut self,
@@ -129,7 +131,7 @@ impl RouteTables {
         addr: &str,
         name: &Arc<str>,
         register_first: bool,
-        is_prime_slave: bool,
+        read_only: bool,
         s: RouteSettings,
     ) {
         let body = &req.body;
@@ -152,7 +154,7 @@ impl RouteTables {
                 continue;
             }
             let mut p = tc.perm;
-            if is_prime_slave {
+            if read_only {
                 p &= !perm::WRITE;
             }
             let qd = QueueData {
@@ -222,17 +224,20 @@ impl RouteTables {
         }
     }
 
-    /// 217: an existing topic takes queue datas in order up to the first unknown broker name; a new topic takes
-    /// them only if every broker name is known.
-    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<QueueData>) {
-        let known = |t: &Self, qd: &QueueData| t.view.brokers.contains_key(&*qd.broker_name);
+    /// 217 (`RouteInfoManager.registerTopic`): an existing topic takes queue datas in order up to the first whose
+    /// broker name is unknown or missing (`None`); a new topic takes them only if every one has a known name. Java
+    /// stops at a missing name because `brokerAddrTable.containsKey(null)` throws; registerTopic catches it.
+    pub fn register_topic(&mut self, topic: &str, queue_datas: Vec<Option<QueueData>>) {
+        let known = |t: &Self, qd: &Option<QueueData>| {
+            qd.as_ref().is_some_and(|qd| t.view.brokers.contains_key(&*qd.broker_name))
+        };
         if !self.view.topics.contains_key(topic) && !queue_datas.iter().all(|qd| known(self, qd)) {
             return;
         }
         for qd in queue_datas {
-            if !known(self, &qd) {
+            let Some(qd) = qd.filter(|qd| self.view.brokers.contains_key(&*qd.broker_name)) else {
                 return;
-            }
+            };
             // Share the registered name's allocation.
             let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
             self.put_queue(topic, QueueData { broker_name: name, ..qd });

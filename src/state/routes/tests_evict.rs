@@ -160,3 +160,43 @@ fn live_entry_no_group_claims_is_dropped_silently() {
     assert_eq!(t.live_broker_count(), 1);
     assert_eq!(t.view().cluster_info().broker_addr_table["b"].broker_addrs.len(), 1);
 }
+
+#[test]
+fn an_address_held_by_two_groups_is_evicted_from_the_first_in_java_order() {
+    // Java's setupUnRegisterRequest takes the first group of brokerAddrTable (a ConcurrentHashMap) holding the
+    // address: surf-b's bin (136) comes before surf-a's (137).
+    let mut t = RouteTables::new();
+    let mut a = reg("c", "surf-a", 0, "A", &["TA", "T"], 1);
+    a.conn = Some(conn(1));
+    t.register_broker(a, 0, S);
+    let mut b = reg("c", "surf-b", 0, "A", &["TB", "T"], 1);
+    b.conn = Some(conn(1));
+    t.register_broker(b, 0, S);
+    let (evicted, _) = t.connection_closed(conn(1), S);
+    assert_eq!(evicted, vec![unreg("c", "surf-b", 0, "A")]);
+    let v = t.view();
+    assert!(v.route("TB", false).is_none());
+    assert!(v.route("TA", false).is_some());
+    // 304 answers from the first group in the same order.
+    t.register_broker(reg("c", "surf-b", 0, "B", &["TB", "T"], 2), 0, S);
+    assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("B"));
+}
+
+#[test]
+fn groups_sharing_a_bin_come_in_the_order_they_were_added() {
+    // grp-9 and grp-59 share bin 177 of 256: Java visits them in insertion order, not by name.
+    let mut t = RouteTables::new();
+    for name in ["grp-9", "grp-59"] {
+        let mut r = reg("c", name, 0, "A", &["T", name], 1);
+        r.conn = Some(conn(1));
+        t.register_broker(r, 0, S);
+    }
+    assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("A"));
+    let (evicted, _) = t.connection_closed(conn(1), S);
+    assert_eq!(evicted, vec![unreg("c", "grp-9", 0, "A")]);
+    // Removed and added again, grp-9 now comes after grp-59 (which still holds A).
+    t.register_broker(reg("c", "grp-9", 0, "B", &["T", "grp-9"], 2), 0, S);
+    assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("A"));
+    t.unregister_brokers(&[unreg("c", "grp-59", 0, "A")], S);
+    assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("B"));
+}

@@ -8,8 +8,9 @@ fn names(l: &crate::model::TopicList) -> Vec<&str> {
     l.topic_list.iter().map(|t| &**t).collect()
 }
 
-fn qd(broker: &str, perm: i32) -> QueueData {
-    QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 }
+/// A 217 queue data entry.
+fn qd(broker: &str, perm: i32) -> Option<QueueData> {
+    Some(QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 })
 }
 
 #[test]
@@ -86,6 +87,14 @@ fn register_topic_needs_known_broker_names() {
     assert_eq!(r.queue_datas[0].perm, 6, "b1's entry untouched");
     t.register_topic("T", vec![]);
     assert_eq!(t.view().route("T", false).unwrap().queue_datas.len(), 2);
+    // An entry without a broker name stops it the same way (Java's lookup of a null name throws).
+    t.register_topic("T", vec![qd("b1", 5), None, qd("b2", 2)]);
+    let r = t.view().route("T", false).unwrap();
+    assert_eq!(r.queue_datas.iter().map(|q| q.perm).collect::<Vec<_>>(), vec![5, 6]);
+    let g = t.generation();
+    t.register_topic("NEW2", vec![qd("b1", 6), None]);
+    assert!(t.view().route("NEW2", false).is_none());
+    assert_eq!(t.generation(), g);
 }
 
 #[test]

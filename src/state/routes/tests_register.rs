@@ -74,6 +74,20 @@ fn prime_slave_of_a_5x_group_registers_read_only_topics() {
 }
 
 #[test]
+fn prime_slave_without_acting_master_keeps_its_perms() {
+    // Java wipes the write bit only for `isPrimeSlave && enableActingMaster` (RouteInfoManager.registerBroker).
+    let mut t = RouteTables::new();
+    t.register_broker(reg("c", "b", 1, "B", &["T", "U"], 1), 0, S);
+    let route = t.view().route("T", false).unwrap();
+    assert_eq!(route.queue_datas[0].perm, perm::READ_WRITE);
+    // The same group switching acting master on re-files its queues read-only (new DataVersion).
+    let mut r = reg("c", "b", 1, "B", &["T", "U"], 2);
+    r.enable_acting_master = Some(true);
+    t.register_broker(r, 0, S);
+    assert_eq!(t.view().route("T", false).unwrap().queue_datas[0].perm, perm::READ);
+}
+
+#[test]
 fn slaves_of_old_brokers_are_ignored() {
     let mut t = RouteTables::new();
     let mut r = reg("c", "b", 1, "B", &["T", "U"], 1);

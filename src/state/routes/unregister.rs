@@ -108,13 +108,16 @@ impl RouteTables {
         Expired { evicted, close, notices }
     }
 
-    /// Java's `setupUnRegisterRequest`: the (brokerName, brokerId) in the entry's cluster that holds its address.
-    /// An entry no group claims any more is dropped from the live table without touching routes (Java would keep
-    /// it forever and re-close its channel on every scan).
+    /// Java's `setupUnRegisterRequest`: the (brokerName, brokerId) of the first group in the entry's cluster, in
+    /// Java's iteration order of `brokerAddrTable`, that holds its address (two groups may, when brokers are
+    /// misconfigured). An entry no group claims any more is dropped from the live table without touching routes
+    /// (Java would keep it forever and re-close its channel on every scan; docs/compatibility.md).
     fn eviction_requests(&mut self, keys: &[LiveKey]) -> Vec<UnregisterBroker> {
         let mut reqs = Vec::new();
+        let groups = if keys.is_empty() { Vec::new() } else { self.view.brokers_in_java_order() };
+        let mut unclaimed = Vec::new();
         for (cluster, addr) in keys {
-            let found = self.view.brokers.values().filter(|bd| bd.cluster == *cluster).find_map(|bd| {
+            let found = groups.iter().filter(|bd| bd.cluster == *cluster).find_map(|bd| {
                 bd.broker_addrs
                     .iter()
                     .find(|(_, a)| a.as_str() == &**addr)
@@ -127,10 +130,11 @@ impl RouteTables {
                     broker_name,
                     broker_id,
                 }),
-                None => {
-                    self.live.remove(cluster, addr);
-                }
+                None => unclaimed.push((cluster, addr)),
             }
+        }
+        for (cluster, addr) in unclaimed {
+            self.live.remove(cluster, addr);
         }
         reqs
     }

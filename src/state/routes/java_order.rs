@@ -1,0 +1,57 @@
+//! Java's iteration order of `RouteInfoManager.brokerAddrTable`, a `ConcurrentHashMap<String, BrokerData>(128)`,
+//! where it decides something a client can see: which group's address GET_SYSTEM_TOPIC_LIST_FROM_NS (304) returns,
+//! and which group an expired or disconnected broker is evicted from when two groups of its cluster hold its address
+//! (`setupUnRegisterRequest` takes the first).
+//!
+//! A `ConcurrentHashMap` visits its bins in index order, and the keys of a bin in insertion order (a key removed and
+//! added again goes last). Two things can reorder a bin, and we do not follow them: a resize (at 192 groups and
+//! every doubling after), which may reverse part of a bin, and a bin of nine or more keys, which becomes a tree
+//! that lists later keys first.
+
+/// `String.hashCode` over UTF-16 units.
+pub(crate) fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))
+}
+
+/// The bin a `ConcurrentHashMap` of `table_len` bins puts `key` in (`spread(h) & (n - 1)`).
+pub(crate) fn java_chm_bucket(key: &str, table_len: usize) -> usize {
+    let h = java_string_hash(key);
+    let spread = (h ^ ((h as u32) >> 16) as i32) & 0x7FFF_FFFF;
+    spread as usize & (table_len - 1)
+}
+
+/// The table length of `new ConcurrentHashMap<>(initial)` (JDK 17: next power of two of `1 + initial / 0.75`) once
+/// it has held `peak` entries: it doubles when its size reaches three quarters of the length (`addCount`:
+/// `s >= sizeCtl`), and never shrinks.
+pub(crate) fn java_chm_table_len(initial: usize, peak: usize) -> usize {
+    let mut n = ((1.0 + initial as f64 / 0.75) as usize).next_power_of_two();
+    while peak >= n - (n >> 2) {
+        n <<= 1;
+    }
+    n
+}
+
+/// `brokerAddrTable`'s initial capacity.
+pub(crate) const BROKER_TABLE_CAPACITY: usize = 128;
+
+/// The bin of broker group `name` in Java's `brokerAddrTable`, which has held `peak` groups.
+pub(crate) fn broker_table_bin(name: &str, peak: usize) -> usize {
+    java_chm_bucket(name, java_chm_table_len(BROKER_TABLE_CAPACITY, peak))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_hash_order_of_broker_names() {
+        assert_eq!(java_string_hash("surf-a"), "surf-a".chars().fold(0i32, |h, c| h.wrapping_mul(31) + c as i32));
+        assert_eq!(java_chm_table_len(128, 0), 256);
+        assert_eq!(java_chm_table_len(128, 191), 256);
+        assert_eq!(java_chm_table_len(128, 192), 512);
+        assert_eq!(java_chm_table_len(128, 384), 1024);
+        // Observed on Java 5.5.0: surf-b is visited before surf-a and surf-c.
+        let order: Vec<usize> = ["surf-a", "surf-b", "surf-c"].iter().map(|n| java_chm_bucket(n, 256)).collect();
+        assert_eq!(order, vec![137, 136, 143]);
+    }
+}
