@@ -408,6 +408,19 @@ fn arb_body() -> impl Strategy<Value = RegisterBrokerBody> {
         })
 }
 
+/// The case the property below once shrank to: no filter-server list at all, JSON body, 4.9 layout.
+#[test]
+fn register_body_without_filter_server_list_round_trips() {
+    let body = RegisterBrokerBody {
+        data_version: DataVersion { counter: 0, state_version: 0, timestamp: 0 },
+        topic_configs: vec![],
+        mapping_infos: vec![],
+        filter_server_list: None,
+    };
+    let bytes = encode_register_broker_body(&body, false, 409);
+    assert_eq!(decode_register_broker_body(&bytes, false, 409, MB), Ok(body));
+}
+
 proptest! {
     #[test]
     fn register_body_round_trips(body in arb_body(), compressed in any::<bool>(), five in any::<bool>()) {
