@@ -42,7 +42,7 @@ pub fn parse(text: &str) -> Result<Acl, String> {
                 for (i, item) in list(value, "globalWhiteRemoteAddresses")?.iter().enumerate() {
                     let text = scalar(item).ok_or_else(|| format!("globalWhiteRemoteAddresses[{i}] is not a text"))?;
                     let pattern =
-                        AddressPattern::parse(&text).map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {e}"))?;
+                        AddressPattern::parse(&text).map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {}", shown(&text, e)))?;
                     global_white.push(pattern);
                 }
             }
@@ -72,6 +72,16 @@ pub fn tools_credentials(text: &str) -> Result<(String, String), String> {
     match (get("accessKey"), get("secretKey")) {
         (Some(ak), Some(sk)) => Ok((ak, sk)),
         _ => Err("expected accessKey and secretKey".into()),
+    }
+}
+
+/// A pattern error as the log shows it: quoted only when the value looks like a pattern. A YAML slip can fold the
+/// next lines (a `secretKey` among them) into one long value, and the error must not carry it into the log.
+fn shown(text: &str, error: String) -> String {
+    if text.len() <= 64 && !text.trim().contains(char::is_whitespace) {
+        error
+    } else {
+        "not an address pattern (a long or multi-word value; check the YAML indentation)".into()
     }
 }
 
@@ -110,7 +120,7 @@ fn account(item: &Yaml) -> Result<Account, String> {
         None | Some(Yaml::Null) => None,
         Some(v) => {
             let text = scalar(v).ok_or_else(|| format!("whiteRemoteAddress of {access_key} is not a text"))?;
-            match AddressPattern::parse(&text).map_err(|e| format!("whiteRemoteAddress of {access_key}: {e}"))? {
+            match AddressPattern::parse(&text).map_err(|e| format!("whiteRemoteAddress of {access_key}: {}", shown(&text, e)))? {
                 // Blank means "not set" here: the account is then usable from any address.
                 AddressPattern::Nobody => None,
                 p => Some(p),
