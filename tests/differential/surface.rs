@@ -239,6 +239,18 @@ fn list_script(run: &mut Run) {
         let c = binary(run.req(n), 317);
         run.exchange(&format!("{what} topics ({n}), ROCKETMQ header"), "client", c, code(0));
     }
+    // Java judges a topic by the first QueueData of its HashMap: surf-b (bin 8 of 16) before surf-a (bin 9).
+    let body = format!(
+        "{{\"queueDatas\":[{{\"brokerName\":\"{}\",\"perm\":6,\"readQueueNums\":2,\"topicSysFlag\":0,\"writeQueueNums\":2}},\
+         {{\"brokerName\":\"{}\",\"perm\":6,\"readQueueNums\":2,\"topicSysFlag\":2,\"writeQueueNums\":2}}]}}",
+        SURF_A.name, SURF_B.name
+    );
+    let c = run.req(217).with_ext("topic", "T_first").with_body(body.into_bytes());
+    run.exchange("register T_first: surf-a flag 0, surf-b flag 2", "admin", c, exact(0));
+    for n in [311, 312, 313] {
+        let c = run.req(n);
+        run.exchange(&format!("unit topic list {n} with T_first"), "client", c, code(0));
+    }
 }
 
 fn perm_script(run: &mut Run) {
