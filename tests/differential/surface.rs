@@ -432,6 +432,13 @@ fn switches_script(run: &mut Run) {
     let bytes = encode_register_broker_body(&a, false, 513);
     let c = register(run, SURF_A, REG_5X, bytes.clone()).with_ext("__ZONE_NAME", "z1");
     run.exchange("register broker, order conf returned, orderMessageEnable=false", "surf-a", c, exact(0));
+    // Without clusterName Java's registerBroker throws at its first step (a null key), catches it and answers
+    // SUCCESS with the order conf like any registration; nothing is stored.
+    let mut c = register(run, SURF_A, REG_5X, bytes.clone());
+    if let Some(ext) = c.ext_fields.as_mut() {
+        ext.0.retain(|(k, _)| k != "clusterName");
+    }
+    run.exchange("register broker without clusterName, order conf returned", "other", c, exact(0));
     update_config(run, "enable order messages", b"orderMessageEnable=true\n", 0);
     for v in [513, 317] {
         let c = route(run, "T_ord", v);
