@@ -3,12 +3,16 @@
 //! the test with a readable diff, except the deliberate ones in its `ALLOWED` list (each documented in
 //! `docs/compatibility.md`).
 //!
+//! `random.rs` adds seeded random sequences (`NAMESRV_DIFF_SEEDS`, `NAMESRV_DIFF_STEPS` run more by hand).
+//!
 //! Needs Java 17 and Maven (the jars are fetched once into `~/.cache/namesrv-peers` by `tests/peers/fetch.sh`).
 
 mod support;
 
 #[path = "differential/kv_file.rs"]
 mod kv_file;
+#[path = "differential/random.rs"]
+mod random;
 #[path = "differential/surface.rs"]
 mod surface;
 

@@ -5,7 +5,7 @@ use super::{body_of, success, system_error, Action, Ctx};
 use crate::limit::Limit;
 use crate::model::NAMESPACE_ORDER_TOPIC_CONFIG;
 use crate::protocol::{body, RemotingCommand, ResponseCode};
-use crate::state::routes::{RegisterBroker, RegisterOutcome, UnregisterBroker};
+use crate::state::routes::{RegisterBroker, RegisterOutcome, RegisterResult, UnregisterBroker};
 use crate::state::Snapshot;
 use crate::writer::command::WriteOp;
 
@@ -36,8 +36,9 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
             reg.conn = Some(ctx.conn);
             Action::Write(WriteOp::RegisterBroker(Box::new(reg)))
         }
-        // Java fails inside its try block before touching a table and still answers SUCCESS.
-        Ok(None) => Action::Reply(success(req).with_empty_ext()),
+        // Java fails inside its try block (a null key) and answers like a registration that changed nothing:
+        // SUCCESS, and the order-topic KV table when `returnOrderTopicConfigToBroker`.
+        Ok(None) => Action::Reply(register_reply(req, Some(RegisterResult::default()), ctx.snapshot)),
         Err(e @ RegisterError::Body(body::BodyError::TooLarge(_))) => {
             Action::Refused(system_error(req, e.to_string()), Limit::InflatedBody)
         }

@@ -239,6 +239,18 @@ fn list_script(run: &mut Run) {
         let c = binary(run.req(n), 317);
         run.exchange(&format!("{what} topics ({n}), ROCKETMQ header"), "client", c, code(0));
     }
+    // Java judges a topic by the first QueueData of its HashMap: surf-b (bin 8 of 16) before surf-a (bin 9).
+    let body = format!(
+        "{{\"queueDatas\":[{{\"brokerName\":\"{}\",\"perm\":6,\"readQueueNums\":2,\"topicSysFlag\":0,\"writeQueueNums\":2}},\
+         {{\"brokerName\":\"{}\",\"perm\":6,\"readQueueNums\":2,\"topicSysFlag\":2,\"writeQueueNums\":2}}]}}",
+        SURF_A.name, SURF_B.name
+    );
+    let c = run.req(217).with_ext("topic", "T_first").with_body(body.into_bytes());
+    run.exchange("register T_first: surf-a flag 0, surf-b flag 2", "admin", c, exact(0));
+    for n in [311, 312, 313] {
+        let c = run.req(n);
+        run.exchange(&format!("unit topic list {n} with T_first"), "client", c, code(0));
+    }
 }
 
 fn perm_script(run: &mut Run) {
@@ -420,6 +432,13 @@ fn switches_script(run: &mut Run) {
     let bytes = encode_register_broker_body(&a, false, 513);
     let c = register(run, SURF_A, REG_5X, bytes.clone()).with_ext("__ZONE_NAME", "z1");
     run.exchange("register broker, order conf returned, orderMessageEnable=false", "surf-a", c, exact(0));
+    // Without clusterName Java's registerBroker throws at its first step (a null key), catches it and answers
+    // SUCCESS with the order conf like any registration; nothing is stored.
+    let mut c = register(run, SURF_A, REG_5X, bytes.clone());
+    if let Some(ext) = c.ext_fields.as_mut() {
+        ext.0.retain(|(k, _)| k != "clusterName");
+    }
+    run.exchange("register broker without clusterName, order conf returned", "other", c, exact(0));
     update_config(run, "enable order messages", b"orderMessageEnable=true\n", 0);
     for v in [513, 317] {
         let c = route(run, "T_ord", v);

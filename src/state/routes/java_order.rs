@@ -31,6 +31,19 @@ pub(crate) fn java_chm_table_len(initial: usize, peak: usize) -> usize {
     n
 }
 
+/// The bin of `key` in a `java.util.HashMap` created with the default capacity (16 bins, doubled whenever it holds
+/// more than three quarters of its bins) that has held `peak` keys: `(h ^ h >>> 16) & (n - 1)`. Keys of a bin come
+/// in insertion order, resizes keep it; a bin of eight keys or more in a table of 64 bins or more becomes a tree,
+/// whose order we do not follow.
+pub(crate) fn hash_map_bin(key: &str, peak: usize) -> usize {
+    let mut n = 16;
+    while peak > n - (n >> 2) {
+        n <<= 1;
+    }
+    let h = java_string_hash(key);
+    (h ^ ((h as u32) >> 16) as i32) as u32 as usize & (n - 1)
+}
+
 /// `brokerAddrTable`'s initial capacity.
 pub(crate) const BROKER_TABLE_CAPACITY: usize = 128;
 

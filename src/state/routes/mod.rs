@@ -19,6 +19,7 @@ mod export;
 mod java_order;
 mod query;
 mod register;
+mod topic_entry;
 mod unregister;
 
 #[cfg(test)]
@@ -31,6 +32,7 @@ mod tests_query;
 mod tests_register;
 
 pub use query::{filter_by_zone, RouteStamp};
+pub use topic_entry::TopicEntry;
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,9 +164,6 @@ pub enum UnitTopicKind {
     HasUnitSubUnUnit,
 }
 
-/// One topic: brokerName → QueueData. Small (one entry per broker group), replaced whole when it changes.
-pub type TopicEntry = BTreeMap<Arc<str>, QueueData>;
-
 /// One topic's static-topic mappings: bname → info.
 pub type MappingEntry = BTreeMap<String, Arc<TopicQueueMappingInfo>>;
 
@@ -239,7 +238,7 @@ impl RouteTables {
             None => (Arc::from(topic), TopicEntry::new()),
         };
         let name = qd.broker_name.clone();
-        if entry.insert(name.clone(), qd).is_none() {
+        if entry.insert(name.clone(), qd) {
             self.view.broker_topics.entry(name).or_default().insert(key.clone());
         }
         self.view.topics.insert(key, Arc::new(entry));

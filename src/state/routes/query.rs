@@ -157,7 +157,7 @@ impl RouteView {
         TopicList { topic_list, broker_addr }
     }
 
-    /// 311–313, judged by the QueueData of the smallest broker name.
+    /// 311–313, each topic judged by its first QueueData in Java's order (`TopicEntry::java_first`).
     pub fn unit_topics(&self, kind: UnitTopicKind) -> TopicList {
         let keep = |flag: i32| {
             let unit = flag & sys_flag::UNIT != 0;
@@ -172,7 +172,7 @@ impl RouteView {
             topic_list: self
                 .topics
                 .iter()
-                .filter(|(_, e)| e.values().next().is_some_and(|qd| keep(qd.topic_sys_flag)))
+                .filter(|(_, e)| e.java_first().is_some_and(|qd| keep(qd.topic_sys_flag)))
                 .map(|(t, _)| t.clone())
                 .collect(),
             broker_addr: None,

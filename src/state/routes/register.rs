@@ -149,7 +149,7 @@ impl RouteTables {
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains_key(&**name));
+                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains_key(name));
             if !changed {
                 continue;
             }
