@@ -41,8 +41,8 @@ pub fn parse(text: &str) -> Result<Acl, String> {
             Some("globalWhiteRemoteAddresses") => {
                 for (i, item) in list(value, "globalWhiteRemoteAddresses")?.iter().enumerate() {
                     let text = scalar(item).ok_or_else(|| format!("globalWhiteRemoteAddresses[{i}] is not a text"))?;
-                    let pattern =
-                        AddressPattern::parse(&text).map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {}", shown(&text, e)))?;
+                    let pattern = AddressPattern::parse(&text)
+                        .map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {}", shown(&text, e)))?;
                     global_white.push(pattern);
                 }
             }
@@ -120,7 +120,9 @@ fn account(item: &Yaml) -> Result<Account, String> {
         None | Some(Yaml::Null) => None,
         Some(v) => {
             let text = scalar(v).ok_or_else(|| format!("whiteRemoteAddress of {access_key} is not a text"))?;
-            match AddressPattern::parse(&text).map_err(|e| format!("whiteRemoteAddress of {access_key}: {}", shown(&text, e)))? {
+            match AddressPattern::parse(&text)
+                .map_err(|e| format!("whiteRemoteAddress of {access_key}: {}", shown(&text, e)))?
+            {
                 // Blank means "not set" here: the account is then usable from any address.
                 AddressPattern::Nobody => None,
                 p => Some(p),
