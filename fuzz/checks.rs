@@ -207,10 +207,11 @@ pub fn acl_file(data: &[u8]) {
             let value = |line: &str, key: &str| {
                 line.split_once(key).map(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
             };
-            // Access keys are named in errors on purpose; a secret that is part of one is not leaked by that.
-            let access_keys: Vec<String> = text.lines().filter_map(|l| value(l, "accessKey:")).collect();
+            // Other values (access keys, patterns) are named in errors on purpose; a secret that also stands in one
+            // of them is not leaked by that.
+            let others: Vec<&str> = text.lines().filter(|l| !l.contains("secretKey:")).collect();
             for secret in text.lines().filter_map(|l| value(l, "secretKey:")) {
-                let named = access_keys.iter().any(|ak| ak.contains(&secret));
+                let named = others.iter().any(|l| l.contains(&secret));
                 assert!(secret.len() < 7 || named || !e.contains(&secret), "error shows a secret: {e}");
             }
         }
