@@ -204,13 +204,15 @@ pub fn acl_file(data: &[u8]) {
             }
         }
         Err(e) => {
-            let value = |line: &str, key: &str| {
-                line.split_once(key).map(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            // A secret is the value of a line that *is* a `secretKey:` entry (text elsewhere that merely contains
+            // the word is not a secret). Other lines' text (access keys, patterns) is named in errors on purpose;
+            // a secret that also stands in one of them is not leaked by that.
+            let secret_of = |line: &str| {
+                let t = line.trim_start().trim_start_matches("- ").trim_start();
+                t.strip_prefix("secretKey:").map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
             };
-            // Other values (access keys, patterns) are named in errors on purpose; a secret that also stands in one
-            // of them is not leaked by that.
-            let others: Vec<&str> = text.lines().filter(|l| !l.contains("secretKey:")).collect();
-            for secret in text.lines().filter_map(|l| value(l, "secretKey:")) {
+            let others: Vec<&str> = text.lines().filter(|l| secret_of(l).is_none()).collect();
+            for secret in text.lines().filter_map(secret_of) {
                 let named = others.iter().any(|l| l.contains(&secret));
                 assert!(secret.len() < 7 || named || !e.contains(&secret), "error shows a secret: {e}");
             }
