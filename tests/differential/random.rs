@@ -115,6 +115,14 @@ impl Member {
     fn conn(&self) -> String {
         format!("{}#{}", self.addr, self.conn_gen)
     }
+
+    /// `c` naming this broker as 104, 322 and 904 do: cluster, address, group and id.
+    fn named(&self, c: RemotingCommand) -> RemotingCommand {
+        c.with_ext("clusterName", self.cluster.as_str())
+            .with_ext("brokerAddr", self.addr.as_str())
+            .with_ext("brokerName", self.group.as_str())
+            .with_ext("brokerId", self.id.to_string())
+    }
 }
 
 struct World {
@@ -422,12 +430,7 @@ impl World {
     fn heartbeat(&mut self, run: &mut Run) {
         let m = self.pick_member();
         let mm = &self.members[m];
-        let c = run
-            .req(904)
-            .with_ext("clusterName", mm.cluster.as_str())
-            .with_ext("brokerAddr", mm.addr.as_str())
-            .with_ext("brokerName", mm.group.as_str())
-            .with_ext("brokerId", mm.id.to_string());
+        let c = mm.named(run.req(904));
         let what = format!("heartbeat of {} id {}", mm.group, mm.id);
         self.note(what.clone());
         run.exchange(&self.name(&what), "admin", c, exact(0));
@@ -441,12 +444,7 @@ impl World {
             _ => None,
         };
         let mm = &self.members[m];
-        let mut c = run
-            .req(322)
-            .with_ext("clusterName", mm.cluster.as_str())
-            .with_ext("brokerAddr", mm.addr.as_str())
-            .with_ext("brokerName", mm.group.as_str())
-            .with_ext("brokerId", mm.id.to_string());
+        let mut c = mm.named(run.req(322));
         if let Some(dv) = dv {
             c = c.with_body(super::data_version_json(&dv));
         }
@@ -617,12 +615,7 @@ impl World {
     /// Compared QUERY_DATA_VERSION without a body: true when Java holds a live entry for the member.
     fn query_live(&mut self, run: &mut Run, m: usize, what: &str) -> bool {
         let mm = &self.members[m];
-        let c = run
-            .req(322)
-            .with_ext("clusterName", mm.cluster.as_str())
-            .with_ext("brokerAddr", mm.addr.as_str())
-            .with_ext("brokerName", mm.group.as_str())
-            .with_ext("brokerId", mm.id.to_string());
+        let c = mm.named(run.req(322));
         let j = run.exchange(&self.name(&format!("{what}: live before")), "admin", c, exact(0));
         !matches!(j.body, Body::Empty)
     }
@@ -653,12 +646,7 @@ impl World {
         update_config(run, &self.name("clean up: reset config"), CONFIG_DEFAULTS);
         for m in 0..self.members.len() {
             let mm = &self.members[m];
-            let c = run
-                .req(104)
-                .with_ext("brokerName", mm.group.as_str())
-                .with_ext("brokerAddr", mm.addr.as_str())
-                .with_ext("clusterName", mm.cluster.as_str())
-                .with_ext("brokerId", mm.id.to_string());
+            let c = mm.named(run.req(104));
             run.exchange(&self.name("clean up: unregister"), "admin", c, exact(0));
             self.settle_gone(run, m);
             let conn = self.members[m].conn();
