@@ -441,6 +441,11 @@ fn prime_slaves(run: &mut Run) {
     run.exchange("cluster info with prime slaves", "client", c, code(0));
 }
 
+/// A 5.x JSON body (DataVersion 1) with two topics of 4/4 queues, perm 6.
+fn two_topics(a: &str, b: &str) -> Vec<u8> {
+    encode_register_broker_body(&body(1, vec![topic(a, 4, 6, 0), topic(b, 4, 6, 0)]), false, 513)
+}
+
 /// A connection closing evicts the broker registered on it. Java looks its group up with `setupUnRegisterRequest`:
 /// the first group of its cluster, in `brokerAddrTable` (ConcurrentHashMap) order, that holds its address.
 /// `surf-b`'s bin comes before `surf-a`'s, so of two groups holding one address, `surf-b` loses it.
@@ -450,12 +455,7 @@ fn evictions(run: &mut Run) {
     let twin_a = Broker { name: "surf-a", addr: "127.0.0.1:35911", ha: "127.0.0.1:35912", ..MASTER_A };
     let twin_b = Broker { name: "surf-b", ..twin_a };
     for (b, t) in [(twin_a, "TopicTwinA"), (twin_b, "TopicTwinB")] {
-        let c = register(
-            run,
-            b,
-            REG_5X,
-            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicTwin", 4, 6, 0)]), false, 513),
-        );
+        let c = register(run, b, REG_5X, two_topics(t, "TopicTwin"));
         run.exchange(&format!("register {} at a shared address", b.name), "twin", c, exact(0));
     }
     run.close("twin");
@@ -477,9 +477,7 @@ fn evictions(run: &mut Run) {
     let bin_a = Broker { name: "grp-9", addr: "127.0.0.1:35921", ha: "127.0.0.1:35922", ..MASTER_A };
     let bin_b = Broker { name: "grp-59", ..bin_a };
     for (b, t) in [(bin_a, "TopicBinA"), (bin_b, "TopicBinB")] {
-        let bytes =
-            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicBin", 4, 6, 0)]), false, 513);
-        let c = register(run, b, REG_5X, bytes);
+        let c = register(run, b, REG_5X, two_topics(t, "TopicBin"));
         run.exchange(&format!("register {} at an address shared in one bin", b.name), "bin", c, exact(0));
     }
     run.close("bin");
@@ -493,24 +491,10 @@ fn evictions(run: &mut Run) {
     let s1 = Broker { name: "shared-a", addr: "127.0.0.1:36911", ha: "127.0.0.1:36912", ..MASTER_A };
     let s2 = Broker { name: "shared-b", addr: "127.0.0.1:36921", ha: "127.0.0.1:36922", ..MASTER_A };
     let s3 = Broker { name: "shared-c", addr: "127.0.0.1:36931", ha: "127.0.0.1:36932", ..MASTER_A };
-    let c = register(
-        run,
-        s3,
-        REG_5X,
-        encode_register_broker_body(
-            &body(1, vec![topic("TopicShared", 4, 6, 0), topic("TopicSharedC", 4, 6, 0)]),
-            false,
-            513,
-        ),
-    );
+    let c = register(run, s3, REG_5X, two_topics("TopicShared", "TopicSharedC"));
     run.exchange("register shared-c on its own connection", "shared-c", c, exact(0));
     for (b, t) in [(s1, "TopicSharedA"), (s2, "TopicSharedB")] {
-        let c = register(
-            run,
-            b,
-            REG_5X,
-            encode_register_broker_body(&body(1, vec![topic(t, 4, 6, 0), topic("TopicShared", 4, 6, 0)]), false, 513),
-        );
+        let c = register(run, b, REG_5X, two_topics(t, "TopicShared"));
         run.exchange(&format!("register {} on a shared connection", b.name), "shared", c, exact(0));
     }
     run.close("shared");
