@@ -1,5 +1,10 @@
 //! Reactor unit tests (the end-to-end ones are in tests/).
 
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::Sender;
+
 use super::*;
 use crate::clock::SystemClock;
 use crate::config::Config;
