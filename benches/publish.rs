@@ -1,6 +1,8 @@
 //! Invariant 7: publishing costs O(what changed). A registration that changes k topics (k = 1, 10, 100), then the
 //! view and the `ArcSwap::store` the writer does, with 1k / 10k / 100k topics in the table: time must grow with k,
-//! not with the table. And a 10k-topic re-registration with an unchanged and with a changed DataVersion.
+//! not with the table. And a 10k-topic re-registration with an unchanged and with a changed DataVersion. And the
+//! cold load of a cluster whose brokers all carry the same topics: its cost must follow the topic-queue entries, not
+//! entries × brokers per topic.
 
 mod common;
 
@@ -110,5 +112,39 @@ fn reregister_10k(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k }
+/// All `brokers` masters of one cluster registering `topics` shared topics into empty tables, one publish after each
+/// (the writer's worst case: a batch of one), with the previous view still held by a reader. Every shape is 100k
+/// topic-queue entries, so the time per entry should not grow with the brokers per topic.
+fn cold_load(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cold_load_100k_entries");
+    g.sample_size(10);
+    for (brokers, topics) in [(10, 10_000), (50, 2_000), (100, 1_000), (200, 500)] {
+        let configs = common::topic_configs((0..topics).map(common::topic_name), 6);
+        let regs: Vec<RegisterBroker> = (0..brokers)
+            .map(|b| {
+                let dv = namesrv::model::DataVersion { counter: 1, state_version: 0, timestamp: 1 };
+                let addr = format!("10.0.{}.{}:10911", b / 250, b % 250);
+                RegisterBroker::new("c0", &format!("broker-{b:03}"), 0, &addr, configs.clone(), dv)
+            })
+            .collect();
+        g.bench_function(format!("{brokers}x{topics}"), |b| {
+            b.iter_batched(
+                || regs.clone(),
+                |regs| {
+                    let mut tables = RouteTables::new();
+                    let cell = ArcSwap::from_pointee(tables.view());
+                    for r in regs {
+                        apply_and_publish(&mut tables, r, &cell);
+                    }
+                    assert_eq!(tables.view().queue_entry_count(), brokers * topics);
+                    tables
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k, cold_load }
 criterion_main!(benches);

@@ -49,7 +49,7 @@ impl ExportCut {
             let mut topic_configs = Vec::new();
             let mut mapping_infos = Vec::new();
             for topic in view.broker_topics.get(name).into_iter().flatten() {
-                if let Some(q) = view.topics.get(topic).and_then(|e| e.get(name)) {
+                if let Some(q) = view.topics.get(topic).and_then(|e| e.queue(name, &view.names)) {
                     topic_configs.push(TopicConfig {
                         topic_name: topic.to_string(),
                         read_queue_nums: q.read_queue_nums,

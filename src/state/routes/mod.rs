@@ -8,15 +8,14 @@ use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 
-use crate::model::{
-    BrokerData, BrokerId, DataVersion, QueueData, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo,
-};
+use crate::model::{BrokerData, BrokerId, DataVersion, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo};
 
 use super::liveness::LiveTable;
 use super::ConnId;
 
 mod export;
 mod java_order;
+mod names;
 mod query;
 mod register;
 mod topic_entry;
@@ -31,8 +30,9 @@ mod tests_query;
 #[cfg(test)]
 mod tests_register;
 
+pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
-pub use topic_entry::TopicEntry;
+pub use topic_entry::{Queue, TopicEntry};
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -177,6 +177,8 @@ pub struct RouteTables {
     view: RouteView,
     live: LiveTable,
     generation: u64,
+    /// name → id for `view.names`.
+    interner: names::Interner,
 }
 
 /// The immutable read side. Every field is a persistent map: cloning is O(1) and shares everything.
@@ -184,6 +186,8 @@ pub struct RouteTables {
 pub struct RouteView {
     /// topic → brokerName → QueueData (`topicQueueTable`).
     topics: OrdMap<Arc<str>, Arc<TopicEntry>>,
+    /// The broker names `topics` refers to by id.
+    names: Names,
     /// brokerName → topics with a QueueData of it: the reverse of `topics`, so broker-wide operations and
     /// GET_TOPICS_BY_CLUSTER visit only the broker's topics.
     broker_topics: OrdMap<Arc<str>, OrdSet<Arc<str>>>,
@@ -230,35 +234,34 @@ impl RouteTables {
         self.generation += 1;
     }
 
-    /// Puts a QueueData unless an equal one is there; only then is the topic's entry replaced.
-    fn put_queue(&mut self, topic: &str, qd: QueueData) {
-        let (key, mut entry) = match self.view.topics.get_key_value(topic) {
-            Some((_, e)) if e.get(&qd.broker_name) == Some(&qd) => return,
-            Some((k, e)) => (k.clone(), TopicEntry::clone(e)),
-            None => (Arc::from(topic), TopicEntry::new()),
+    /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
+    fn put_queue(&mut self, topic: &str, name: &Arc<str>, queue: Queue) {
+        let (key, entry) = match self.view.topics.get_key_value(topic) {
+            Some((_, e)) if e.queue(name, &self.view.names) == Some(queue) => return,
+            Some((k, e)) => (k.clone(), e.clone()),
+            None => (Arc::from(topic), Arc::new(TopicEntry::new())),
         };
-        let name = qd.broker_name.clone();
-        if entry.insert(name.clone(), qd) {
-            self.view.broker_topics.entry(name).or_default().insert(key.clone());
+        let id = self.interner.intern(&mut self.view.names, name);
+        let (entry, new_name) = entry.with(id, queue, &self.view.names);
+        if new_name {
+            self.view.broker_topics.entry(name.clone()).or_default().insert(key.clone());
         }
         self.view.topics.insert(key, Arc::new(entry));
         self.bump();
     }
 
-    /// Removes one QueueData, dropping the topic when it empties.
+    /// Removes one queue, dropping the topic when it empties.
     fn remove_queue(&mut self, topic: &str, broker_name: &str) {
         let Some((key, entry)) = self.view.topics.get_key_value(topic) else {
             return;
         };
-        if !entry.contains_key(broker_name) {
+        let Some(entry) = entry.without(broker_name, &self.view.names) else {
             return;
-        }
-        let key = key.clone();
-        let mut entry = TopicEntry::clone(entry);
-        entry.remove(broker_name);
+        };
         if entry.is_empty() {
             self.view.topics.remove(topic);
         } else {
+            let key = key.clone();
             self.view.topics.insert(key, Arc::new(entry));
         }
         if let Some(set) = self.view.broker_topics.get_mut(broker_name) {
@@ -270,15 +273,17 @@ impl RouteTables {
         self.bump();
     }
 
-    /// Rewrites the perm of every QueueData of a broker name; returns the number of topics that have one.
+    /// Rewrites the perm of every queue of a broker name; returns the number of topics that have one.
     fn map_perm_of_broker(&mut self, broker_name: &str, f: impl Fn(i32) -> i32) -> i32 {
         let topics = self.topics_of_broker(broker_name);
+        let Some(name) = self.view.broker_topics.get_key_value(broker_name).map(|(k, _)| k.clone()) else {
+            return 0;
+        };
         for t in &topics {
-            if let Some(qd) = self.view.topics.get(t).and_then(|e| e.get(broker_name)) {
-                let perm = f(qd.perm);
-                if perm != qd.perm {
-                    let qd = QueueData { perm, ..qd.clone() };
-                    self.put_queue(t, qd);
+            if let Some(q) = self.view.topics.get(t).and_then(|e| e.queue(broker_name, &self.view.names)) {
+                let perm = f(q.perm);
+                if perm != q.perm {
+                    self.put_queue(t, &name, Queue { perm, ..q });
                 }
             }
         }

@@ -46,7 +46,7 @@ impl RouteView {
     pub fn route_stamp(&self, topic: &str) -> Option<RouteStamp> {
         let entry = self.topics.get(topic)?;
         let brokers = entry
-            .keys()
+            .names(&self.names)
             .map(|name| {
                 let bd = self.brokers.get(name);
                 (bd.cloned(), bd.and_then(|bd| self.filter_servers.get(&*bd.cluster)).cloned())
@@ -62,7 +62,7 @@ impl RouteView {
         };
         // The same entry has the same broker names in the same order as when the stamp was taken.
         Arc::ptr_eq(entry, &stamp.entry)
-            && entry.keys().zip(&stamp.brokers).all(|(name, (bd_then, fs_then))| {
+            && entry.names(&self.names).zip(&stamp.brokers).all(|(name, (bd_then, fs_then))| {
                 let bd = self.brokers.get(name);
                 same(bd, bd_then)
                     && match (bd.and_then(|bd| self.filter_servers.get(&*bd.cluster)), fs_then) {
@@ -77,8 +77,11 @@ impl RouteView {
     /// §5.7 including the acting-master rewrite when `support_acting_master`; no order conf, no zone filter.
     pub fn route(&self, topic: &str, support_acting_master: bool) -> Option<TopicRouteData> {
         let entry = self.topics.get(topic)?;
-        let mut route = TopicRouteData { queue_datas: entry.values().cloned().collect(), ..TopicRouteData::default() };
-        for name in entry.keys() {
+        let mut route = TopicRouteData {
+            queue_datas: entry.queues(&self.names).map(|(name, q)| q.data(name.clone())).collect(),
+            ..TopicRouteData::default()
+        };
+        for name in entry.names(&self.names) {
             let Some(bd) = self.brokers.get(name) else {
                 continue;
             };
@@ -172,7 +175,7 @@ impl RouteView {
             topic_list: self
                 .topics
                 .iter()
-                .filter(|(_, e)| e.java_first().is_some_and(|qd| keep(qd.topic_sys_flag)))
+                .filter(|(_, e)| e.java_first(&self.names).is_some_and(|(_, q)| keep(q.topic_sys_flag)))
                 .map(|(t, _)| t.clone())
                 .collect(),
             broker_addr: None,

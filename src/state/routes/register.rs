@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::model::{perm, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
-use super::{MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
+use super::{MinBrokerIdNotice, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
 
 const MASTER_ID: i64 = 0;
 
@@ -149,7 +149,7 @@ impl RouteTables {
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains_key(name));
+                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains(name, &self.view.names));
             if !changed {
                 continue;
             }
@@ -157,14 +157,13 @@ impl RouteTables {
             if read_only {
                 p &= !perm::WRITE;
             }
-            let qd = QueueData {
-                broker_name: name.clone(),
+            let queue = Queue {
                 read_queue_nums: tc.read_queue_nums,
                 write_queue_nums: tc.write_queue_nums,
                 perm: p,
                 topic_sys_flag: tc.topic_sys_flag,
             };
-            self.put_queue(&tc.topic_name, qd);
+            self.put_queue(&tc.topic_name, name, queue);
         }
 
         if version_changed || register_first {
@@ -215,8 +214,12 @@ impl RouteTables {
                 }
             }
             _ => {
-                let names: Vec<Arc<str>> =
-                    self.view.topics.get(topic).map(|e| e.keys().cloned().collect()).unwrap_or_default();
+                let names: Vec<Arc<str>> = self
+                    .view
+                    .topics
+                    .get(topic)
+                    .map(|e| e.names(&self.view.names).cloned().collect())
+                    .unwrap_or_default();
                 for n in names {
                     self.remove_queue(topic, &n);
                 }
@@ -240,7 +243,7 @@ impl RouteTables {
             };
             // Share the registered name's allocation.
             let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
-            self.put_queue(topic, QueueData { broker_name: name, ..qd });
+            self.put_queue(topic, &name, Queue::of(&qd));
         }
     }
 }

@@ -1,0 +1,44 @@
+//! Broker names, interned: a topic's entry holds 4-byte ids instead of string handles, so copying an entry on write
+//! is one allocation and a `memcpy`, with no reference counts to touch (the cold load of a cluster copies an entry
+//! once per broker that joins the topic).
+//!
+//! An id is never reused, so an id read from any view means the same name in every view. Names are few (one per
+//! broker group ever registered); they stay for the life of the process, as Java's `brokerAddrTable` bins do.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Index into `Names`.
+pub type NameId = u32;
+
+/// The read side: id → name. Persistent, so a view clones it in O(1).
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    by_id: imbl::Vector<Arc<str>>,
+}
+
+impl Names {
+    /// The name of an id taken from an entry of the same or an earlier view.
+    pub fn name(&self, id: NameId) -> &Arc<str> {
+        &self.by_id[id as usize]
+    }
+}
+
+/// The writer side: the read side plus name → id.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    ids: HashMap<Arc<str>, NameId, ahash::RandomState>,
+}
+
+impl Interner {
+    /// The id of `name`, adding it to `names` when new.
+    pub fn intern(&mut self, names: &mut Names, name: &Arc<str>) -> NameId {
+        if let Some(&id) = self.ids.get(&**name) {
+            return id;
+        }
+        let id = NameId::try_from(names.by_id.len()).expect("fewer than 2^32 broker names");
+        names.by_id.push_back(name.clone());
+        self.ids.insert(name.clone(), id);
+        id
+    }
+}
