@@ -10,12 +10,15 @@ mod beans;
 mod fast;
 mod register;
 mod responses;
+mod same;
 mod zlib;
+
+pub use same::same_register_body;
 
 use std::collections::BTreeMap;
 
 use crate::model::{
-    BrokerMemberGroup, ClusterInfo, DataVersion, QueueData, RegisterBrokerBody, TopicList, TopicRouteData,
+    BodyMark, BrokerMemberGroup, ClusterInfo, DataVersion, QueueData, RegisterBrokerBody, TopicList, TopicRouteData,
 };
 
 use super::json::{self, Dialect, Value};
@@ -51,16 +54,31 @@ pub fn decode_register_broker_body(
     version: i32,
     max_inflated: usize,
 ) -> Result<RegisterBrokerBody, BodyError> {
+    decode_register_broker_body_marked(body, compressed, version, max_inflated).map(|(b, _)| b)
+}
+
+/// `decode_register_broker_body`, plus the body's mark when the next one can be recognised by it
+/// (`same_register_body`): JSON bodies of the usual shape with a DataVersion.
+pub fn decode_register_broker_body_marked(
+    body: &[u8],
+    compressed: bool,
+    version: i32,
+    max_inflated: usize,
+) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
+    let unmarked = |b: Result<RegisterBrokerBody, BodyError>| b.map(|b| (b, None));
     match body.first() {
         // Java builds a fresh body: its filter-server list is empty, not null (older brokers: no list at all).
-        None => Ok(RegisterBrokerBody {
-            filter_server_list: (version >= register::V3_0_11).then(Vec::new),
-            ..RegisterBrokerBody::default()
-        }),
+        None => Ok((
+            RegisterBrokerBody {
+                filter_server_list: (version >= register::V3_0_11).then(Vec::new),
+                ..RegisterBrokerBody::default()
+            },
+            None,
+        )),
         // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
-        Some(&ZLIB_MAGIC) => zlib::decode(body, version, max_inflated),
+        Some(&ZLIB_MAGIC) => unmarked(zlib::decode(body, version, max_inflated)),
         Some(b'{') => register::decode(body, version),
-        Some(_) if compressed => zlib::decode(body, version, max_inflated),
+        Some(_) if compressed => unmarked(zlib::decode(body, version, max_inflated)),
         Some(_) => register::decode(body, version),
     }
 }

@@ -2,7 +2,7 @@
 
 use super::beans;
 use super::{parse_json, BodyError};
-use crate::model::{RegisterBrokerBody, TopicConfig};
+use crate::model::{BodyMark, RegisterBrokerBody, TopicConfig};
 use crate::protocol::json::{Dialect, JsonWriter, Value};
 
 /// `MQVersion` V3_0_11: older brokers send a bare `TopicConfigSerializeWrapper`.
@@ -10,13 +10,14 @@ pub(super) const V3_0_11: i32 = 37;
 /// `MQVersion` V5_0_0: the 5.x body shape and the zlib mapping section.
 pub(super) const V5_0_0: i32 = 413;
 
-pub(super) fn decode(body: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+/// The body and, when the fast decoder took it, its mark (`same`).
+pub(super) fn decode(body: &[u8], version: i32) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
     if version >= V3_0_11 {
         if let Some(fast) = super::fast::decode(body) {
             return Ok(fast);
         }
     }
-    decode_lenient(body, version)
+    Ok((decode_lenient(body, version)?, None))
 }
 
 /// Every shape fastjson accepts.

@@ -448,7 +448,7 @@ proptest! {
         if pad {
             bytes.extend_from_slice(b" \n");
         }
-        let fast = super::fast::decode(&bytes);
+        let fast = super::fast::decode(&bytes).map(|(b, _)| b);
         if body.mapping_infos.is_empty() || !five {
             prop_assert!(fast.is_some(), "fast path refused {}", String::from_utf8_lossy(&bytes));
         }
@@ -460,7 +460,7 @@ proptest! {
     #[test]
     fn fast_register_decoder_never_disagrees_on_odd_input(text in "[{}\\[\\]\",:a-zA-Z0-9 ]{0,80}") {
         let wrapped = format!("{{\"topicConfigSerializeWrapper\":{{\"topicConfigTable\":{text}}}}}");
-        if let Some(fast) = super::fast::decode(wrapped.as_bytes()) {
+        if let Some((fast, _)) = super::fast::decode(wrapped.as_bytes()) {
             prop_assert_eq!(Ok(fast), super::register::decode_lenient(wrapped.as_bytes(), 479));
         }
     }
