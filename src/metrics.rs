@@ -100,6 +100,8 @@ pub struct WriterMetrics {
     pub commands: AtomicU64,
     pub kv_writes: AtomicU64,
     pub kv_write_failures: AtomicU64,
+    /// Registrations whose body was recognised as the broker's last one and applied without decoding it.
+    pub same_body_registrations: AtomicU64,
     evictions: [AtomicU64; 3],
     pub live_brokers: AtomicU64,
     /// Brokers restored by a warm restart that have not re-registered yet.
@@ -243,6 +245,9 @@ impl Metrics {
         metric(&mut o, "namesrv_writer_commands_total", "counter", "Writes applied.", w.commands.load(Relaxed));
         let registrations = w.registrations.load(Relaxed);
         metric(&mut o, "namesrv_registrations_total", "counter", "REGISTER_BROKER requests applied.", registrations);
+        let same = w.same_body_registrations.load(Relaxed);
+        let help = "Registrations applied without decoding their body (the broker's last one, new DataVersion).";
+        metric(&mut o, "namesrv_registrations_same_body_total", "counter", help, same);
         let closes = w.connection_closes.load(Relaxed);
         metric(
             &mut o,

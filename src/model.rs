@@ -132,6 +132,8 @@ pub struct SameBody {
     pub raw: bytes::Bytes,
     pub compressed: bool,
     pub version: i32,
+    /// Topics in the body (as recorded when it was last decoded).
+    pub topics: usize,
 }
 
 /// `TopicRouteData`, the answer to GET_ROUTEINFO_BY_TOPIC.

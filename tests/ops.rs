@@ -251,3 +251,46 @@ fn sigterm_stops_the_binary_with_status_0() {
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     assert!(out.contains("The Name Server boot success."), "{out}");
 }
+
+/// A broker re-sending its last body at a new DataVersion (what it does every 30 s) is applied without decoding
+/// the body; a body changed since, or routes changed under the broker since (a wiped write perm), are not.
+#[test]
+fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
+    let srv = start(|_| {});
+    let http = srv.http_addr().expect("HTTP enabled");
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let mut c = Client::connect(srv.local_addr());
+    let same_bodies = || {
+        let text = get(http, "/metrics").1;
+        let line = text.lines().find(|l| l.starts_with("namesrv_registrations_same_body_total ")).map(str::to_string);
+        line.expect("the counter is exported").rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+    };
+    let perm_of = |c: &mut Client, topic: &str| {
+        let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic));
+        assert_eq!(r.code, ResponseCode::SUCCESS, "{topic}");
+        let route = json::parse(&r.body).expect("route JSON");
+        match route.get("queueDatas") {
+            Some(json::Value::Array(queues)) => queues[0].get("perm").and_then(|p| p.as_i64()),
+            other => panic!("queueDatas: {other:?}"),
+        }
+    };
+
+    for counter in 1..=3 {
+        assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], counter, 513)).code, ResponseCode::SUCCESS);
+    }
+    assert_eq!(same_bodies(), 2, "the 2nd and 3rd registrations repeat the 1st body");
+
+    let wipe = new_cmd(RequestCode::WIPE_WRITE_PERM_OF_BROKER).with_ext("brokerName", "b1");
+    assert_eq!(c.request(wipe).code, ResponseCode::SUCCESS);
+    assert_eq!(perm_of(&mut c, "TopicA"), Some(4));
+    // Java re-puts every queue on a changed DataVersion, restoring the perm: so must we, the full way.
+    assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], 4, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(perm_of(&mut c, "TopicA"), Some(6));
+    assert_eq!(same_bodies(), 2);
+
+    assert_eq!(c.request(broker.register(&["TopicA", "TopicB", "TopicC"], 5, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(perm_of(&mut c, "TopicC"), Some(6));
+    assert_eq!(same_bodies(), 2);
+    assert_eq!(c.request(broker.register(&["TopicA", "TopicB", "TopicC"], 6, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(same_bodies(), 3);
+}

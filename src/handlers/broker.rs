@@ -3,11 +3,11 @@
 
 use super::{body_of, success, system_error, Action, Ctx};
 use crate::limit::Limit;
-use crate::model::NAMESPACE_ORDER_TOPIC_CONFIG;
+use crate::model::{RegisterBrokerBody, SameBody, NAMESPACE_ORDER_TOPIC_CONFIG};
 use crate::protocol::{body, RemotingCommand, ResponseCode};
-use crate::state::routes::{RegisterBroker, RegisterOutcome, RegisterResult, UnregisterBroker};
+use crate::state::routes::{RegisterBroker, RegisterOutcome, RegisterResult, RouteView, UnregisterBroker};
 use crate::state::Snapshot;
-use crate::writer::command::WriteOp;
+use crate::writer::command::{RegisterBody, WriteOp};
 
 /// Remark Java gives a refused registration (§5.3 step 7).
 pub use crate::state::routes::REGISTER_FAILED;
@@ -18,23 +18,22 @@ pub use crate::state::routes::REGISTER_FAILED;
 /// as Java answers a bad body.
 pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let config = &ctx.snapshot.config;
-    match decode_register(req, config.max_inflated_body) {
-        Ok(Some(reg))
-            if config.max_topics_per_registration > 0
-                && reg.body.topic_configs.len() > config.max_topics_per_registration =>
+    match decode_register_against(req, config.max_inflated_body, &ctx.snapshot.routes) {
+        Ok(Some((reg, body)))
+            if config.max_topics_per_registration > 0 && topics(&reg, &body) > config.max_topics_per_registration =>
         {
             let remark = format!(
                 "[LIMIT] registration of broker {} carries {} topics, more than maxTopicsPerRegistration={}; \
                  nothing applied",
                 reg.broker_name,
-                reg.body.topic_configs.len(),
+                topics(&reg, &body),
                 config.max_topics_per_registration
             );
             Action::Refused(system_error(req, remark), Limit::TopicsPerRegistration)
         }
-        Ok(Some(mut reg)) => {
+        Ok(Some((mut reg, body))) => {
             reg.conn = Some(ctx.conn);
-            Action::Write(WriteOp::RegisterBroker(Box::new(reg)))
+            Action::Write(WriteOp::RegisterBroker(Box::new(reg), body))
         }
         // Java fails inside its try block (a null key) and answers like a registration that changed nothing:
         // SUCCESS, and the order-topic KV table when `returnOrderTopicConfigToBroker`.
@@ -43,6 +42,13 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
             Action::Refused(system_error(req, e.to_string()), Limit::InflatedBody)
         }
         Err(e) => Action::Reply(system_error(req, e.to_string())),
+    }
+}
+
+fn topics(reg: &RegisterBroker, body: &RegisterBody) -> usize {
+    match body {
+        RegisterBody::Same(same) => same.topics,
+        RegisterBody::Decoded { .. } => reg.body.topic_configs.len(),
     }
 }
 
@@ -63,18 +69,50 @@ pub enum RegisterError {
 /// text as the remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no
 /// connection.
 pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, RegisterError> {
+    decode_register_against(req, max_inflated, &RouteView::default()).map(|r| r.map(|(reg, _)| reg))
+}
+
+/// `decode_register`, recognising the body as the broker's last one (at a new DataVersion) when `routes` holds
+/// its mark: then the body is not decoded (`RegisterBody::Same`; `state::routes::register_same`).
+fn decode_register_against(
+    req: &RemotingCommand,
+    max_inflated: usize,
+    routes: &RouteView,
+) -> Result<Option<(RegisterBroker, RegisterBody)>, RegisterError> {
     let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
     if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
         return Err(RegisterError::CrcMismatch);
     }
-    let decoded = body::decode_register_broker_body(&req.body, req.ext_bool("compressed"), req.version, max_inflated)?;
+    let compressed = req.ext_bool("compressed");
+    let known = match (req.ext("clusterName"), req.ext("brokerAddr")) {
+        (Some(cluster), Some(addr)) => routes.body_mark(cluster, addr).filter(|m| m.version == req.version),
+        _ => None,
+    };
+    let same = known.and_then(|m| Some((m, body::same_register_body(&req.body, &m.mark)?)));
+    let (decoded, kind) = match same {
+        Some((m, data_version)) => {
+            let same = SameBody {
+                mark: m.mark,
+                raw: req.body.clone(),
+                compressed,
+                version: req.version,
+                topics: m.topic_count,
+            };
+            (RegisterBrokerBody { data_version, ..Default::default() }, RegisterBody::Same(Box::new(same)))
+        }
+        None => {
+            let (decoded, mark) =
+                body::decode_register_broker_body_marked(&req.body, compressed, req.version, max_inflated)?;
+            (decoded, RegisterBody::Decoded { mark, version: req.version })
+        }
+    };
     let broker_id = req.ext_i64("brokerId").ok_or(RegisterError::NoBrokerId)?;
     let (Some(cluster), Some(addr), Some(name)) =
         (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"))
     else {
         return Ok(None);
     };
-    Ok(Some(RegisterBroker {
+    let reg = RegisterBroker {
         cluster_name: cluster.to_string(),
         broker_addr: addr.to_string(),
         broker_name: name.to_string(),
@@ -85,7 +123,8 @@ pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Opt
         enable_acting_master: req.ext_opt_bool("enableActingMaster"),
         body: decoded,
         conn: None,
-    }))
+    };
+    Ok(Some((reg, kind)))
 }
 
 /// The REGISTER_BROKER request a broker would send for `reg` (JSON body with its CRC); the inverse of

@@ -1,6 +1,6 @@
 //! What reactors send the writer (`WriteCommand`, `ConnEvent`) and what it sends back (`Completion`).
 
-use crate::model::{DataVersion, QueueData};
+use crate::model::{BodyMark, DataVersion, QueueData, SameBody};
 use crate::protocol::RemotingCommand;
 use crate::state::routes::{RegisterBroker, UnregisterBroker};
 use crate::state::ConnId;
@@ -27,10 +27,21 @@ impl Origin {
     }
 }
 
+/// How a REGISTER_BROKER's body reaches the writer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegisterBody {
+    /// Decoded into `RegisterBroker::body` at request version `version`, with its mark when the next body can be
+    /// recognised by it.
+    Decoded { mark: Option<BodyMark>, version: i32 },
+    /// Recognised as the broker's last body at a new DataVersion: `RegisterBroker::body` holds only the
+    /// DataVersion; the raw body is kept for the writer to decode if it cannot use its record.
+    Same(Box<SameBody>),
+}
+
 /// A state change, decoded and validated by a reactor; the writer only applies it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
-    RegisterBroker(Box<RegisterBroker>),
+    RegisterBroker(Box<RegisterBroker>, RegisterBody),
     UnregisterBroker(UnregisterBroker),
     BrokerHeartbeat {
         cluster: String,
@@ -76,12 +87,17 @@ impl WriteOp {
         use crate::audit::push;
         let mut out = String::new();
         match self {
-            WriteOp::RegisterBroker(r) => {
+            WriteOp::RegisterBroker(r, body) => {
                 push(&mut out, "clusterName", &r.cluster_name);
                 push(&mut out, "brokerName", &r.broker_name);
                 push(&mut out, "brokerAddr", &r.broker_addr);
                 push(&mut out, "brokerId", &r.broker_id.to_string());
-                push(&mut out, "topics", &r.body.topic_configs.len().to_string());
+                let topics = match body {
+                    RegisterBody::Decoded { .. } => r.body.topic_configs.len(),
+                    RegisterBody::Same(same) => same.topics,
+                };
+                push(&mut out, "topics", &topics.to_string());
+                push(&mut out, "sameBody", if matches!(body, RegisterBody::Same(_)) { "true" } else { "false" });
             }
             WriteOp::UnregisterBroker(u) => {
                 push(&mut out, "clusterName", &u.cluster_name);

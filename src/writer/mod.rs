@@ -23,9 +23,11 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::metrics::WriterMetrics;
 use crate::persist;
-use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RouteSettings, UnregisterBroker};
+use crate::state::routes::{
+    EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings, UnregisterBroker,
+};
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{Completion, ConnEvent, Origin, Outcome, WriteCommand, WriteOp};
+use command::{Completion, ConnEvent, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
@@ -226,7 +228,7 @@ impl Writer {
         let (kv_before, config_before) = (self.kv.clone(), self.config.clone());
         let mut pending: Vec<(Origin, Outcome, Option<Audit>)> = Vec::with_capacity(batch.len());
         let audit = crate::audit::enabled();
-        let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(_))).count();
+        let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(..))).count();
         let closes = events.len();
         for WriteCommand { origin, op, bytes } in batch.drain(..) {
             self.queue_bytes.release(bytes);
@@ -299,16 +301,56 @@ impl Writer {
         self.flush();
     }
 
+    /// A registration: a recognised body goes the cheap way when the tables' record allows it; otherwise (rare:
+    /// the routes under the broker's name changed since, or its role) the writer decodes the kept body here.
+    fn register(
+        &mut self,
+        req: Box<RegisterBroker>,
+        body: RegisterBody,
+        now: i64,
+        s: RouteSettings,
+    ) -> RegisterOutcome {
+        let same = match body {
+            RegisterBody::Decoded { mark, version } => return self.tables.register_marked(*req, mark, version, now, s),
+            RegisterBody::Same(same) => same,
+        };
+        match self.tables.register_same(req, &same.mark, same.version, now, s) {
+            Ok(outcome) => {
+                self.metrics.same_body_registrations.fetch_add(1, Relaxed);
+                outcome
+            }
+            Err(mut req) => {
+                let max = self.config.max_inflated_body;
+                match crate::protocol::body::decode_register_broker_body_marked(
+                    &same.raw,
+                    same.compressed,
+                    same.version,
+                    max,
+                ) {
+                    Ok((decoded, mark)) => {
+                        req.body = decoded;
+                        self.tables.register_marked(*req, mark, same.version, now, s)
+                    }
+                    // These bytes decoded before (that is how they got their mark): only a digest collision gets here.
+                    Err(e) => {
+                        tracing::warn!(broker = %req.broker_addr, error = %e, "recognised registration body no longer decodes");
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     /// Takes the op by value: a registration's body (thousands of topics) moves into the tables, never copied.
     fn apply(&mut self, op: WriteOp, dirty: &mut Dirty) -> Outcome {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
-            WriteOp::RegisterBroker(req) => {
+            WriteOp::RegisterBroker(req, body) => {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
-                let outcome = self.tables.register_broker(*req, now, s);
+                let outcome = self.register(req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }

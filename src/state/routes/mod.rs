@@ -18,6 +18,7 @@ mod java_order;
 mod names;
 mod query;
 mod register;
+mod same;
 mod topic_entry;
 mod unregister;
 
@@ -29,9 +30,12 @@ mod tests_evict;
 mod tests_query;
 #[cfg(test)]
 mod tests_register;
+#[cfg(test)]
+mod tests_same;
 
 pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
+pub use same::MarkInfo;
 pub use topic_entry::{Queue, TopicEntry};
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
@@ -179,6 +183,10 @@ pub struct RouteTables {
     generation: u64,
     /// name → id for `view.names`.
     interner: names::Interner,
+    /// brokerAddr → how its last recognisable body was applied (`same`).
+    records: std::collections::HashMap<Arc<str>, same::Record, ahash::RandomState>,
+    /// brokerName → bumped whenever a queue filed under the name is put or removed (`same`).
+    epochs: std::collections::HashMap<Arc<str>, u64, ahash::RandomState>,
 }
 
 /// The immutable read side. Every field is a persistent map: cloning is O(1) and shares everything.
@@ -207,6 +215,8 @@ pub struct RouteView {
     brokers_since: OrdMap<Arc<str>, u64>,
     /// The next `brokers_since` value.
     brokers_added: u64,
+    /// brokerAddr → the mark of its last recognisable registration body, for the decoder (`same`).
+    marks: OrdMap<Arc<str>, Arc<MarkInfo>>,
 }
 
 impl RouteTables {
@@ -243,6 +253,7 @@ impl RouteTables {
         };
         let id = self.interner.intern(&mut self.view.names, name);
         let (entry, new_name) = entry.with(id, queue, &self.view.names);
+        self.bump_epoch(name);
         if new_name {
             self.view.broker_topics.entry(name.clone()).or_default().insert(key.clone());
         }
@@ -258,10 +269,11 @@ impl RouteTables {
         let Some(entry) = entry.without(broker_name, &self.view.names) else {
             return;
         };
+        let key = key.clone();
+        self.bump_epoch(broker_name);
         if entry.is_empty() {
             self.view.topics.remove(topic);
         } else {
-            let key = key.clone();
             self.view.topics.insert(key, Arc::new(entry));
         }
         if let Some(set) = self.view.broker_topics.get_mut(broker_name) {
@@ -372,6 +384,11 @@ impl RouteTables {
 }
 
 impl RouteView {
+    /// The mark of the last registration body of the broker at `addr` in `cluster`, if it can be recognised.
+    pub fn body_mark(&self, cluster: &str, addr: &str) -> Option<&MarkInfo> {
+        self.marks.get(addr).map(|m| &**m).filter(|m| &*m.cluster == cluster)
+    }
+
     /// The broker groups in Java's iteration order of `brokerAddrTable` (see `java_order`).
     fn brokers_in_java_order(&self) -> Vec<&Arc<BrokerData>> {
         let mut groups: Vec<&Arc<BrokerData>> = self.brokers.values().collect();

@@ -3,28 +3,80 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use crate::model::{perm, BrokerData, DataVersion, QueueData};
+use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
+use super::same::Application;
 use super::{MinBrokerIdNotice, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
 
 const MASTER_ID: i64 = 0;
 
+/// Steps 2–9 of §5.3 worked out without changing anything (`RouteTables::plan`), so a re-registration recognised
+/// by its body's mark can be checked against the record of the last one before anything is applied.
+pub(super) struct Plan {
+    pub cluster: Arc<str>,
+    pub addr: Arc<str>,
+    pub name: Arc<str>,
+    /// The group as the registration leaves it.
+    bd: BrokerData,
+    pub register_first: bool,
+    min_changed: bool,
+    pub step: Step,
+}
+
+/// Where §5.3 goes after step 9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// 6: a stale registrant for an id a newer broker holds; answered SUCCESS, nothing filed.
+    Stale,
+    /// 7: refused.
+    Refused,
+    /// On to step 10: `applies` for a master or prime slave, whose topics are filed (write bit cleared when
+    /// `read_only`).
+    Proceed { applies: bool, read_only: bool },
+}
+
 impl RouteTables {
     /// §5.3. `now_ms` stamps the live entry.
     pub fn register_broker(&mut self, req: RegisterBroker, now_ms: i64, s: RouteSettings) -> RegisterOutcome {
+        self.register_marked(req, None, 0, now_ms, s)
+    }
+
+    /// §5.3 for a decoded body, with the body's mark (if it has one) and the request version it was decoded at,
+    /// kept so the broker's next registration of the same body can skip the decode (`register_same`).
+    pub fn register_marked(
+        &mut self,
+        req: RegisterBroker,
+        mark: Option<BodyMark>,
+        version: i32,
+        now_ms: i64,
+        s: RouteSettings,
+    ) -> RegisterOutcome {
+        let plan = self.plan(&req, req.body.topic_configs.len());
+        let (name, step) = (plan.name.clone(), plan.step);
+        let mut applied = None;
+        let outcome = self.run_plan(&req, plan, now_ms, s, |t, name, read_only, first| {
+            applied = Some((read_only, t.apply_topic_table(&req, name, first, read_only, s)));
+        });
+        match step {
+            Step::Proceed { .. } => self.remember(&req, &name, Application { mark, version, applied }, s),
+            Step::Stale | Step::Refused => self.forget_body(&req.broker_addr),
+        }
+        outcome
+    }
+
+    /// Steps 2–9, read-only. `topic_count` is the body's number of topics (step 7).
+    pub(super) fn plan(&self, req: &RegisterBroker, topic_count: usize) -> Plan {
         let cluster: Arc<str> = Arc::from(req.cluster_name.as_str());
         let addr: Arc<str> = Arc::from(req.broker_addr.as_str());
         let id = req.broker_id;
 
-        // 1. The cluster lists the name even if the registration is refused below.
         let existing = self.view.brokers.get(req.broker_name.as_str()).cloned();
         let name: Arc<str> =
             existing.as_ref().map(|b| b.broker_name.clone()).unwrap_or_else(|| Arc::from(req.broker_name.as_str()));
-        self.add_to_cluster(&cluster, &name);
 
         // 2–3. Work on a copy; it is stored (if it differs) at every exit.
-        let mut register_first = existing.is_none();
+        let register_first = existing.is_none();
         let mut bd = match existing {
             Some(b) => BrokerData::clone(&b),
             None => BrokerData {
@@ -46,41 +98,74 @@ impl RouteTables {
         // 5. One entry per address: a host switching role keeps only its new id.
         bd.broker_addrs.retain(|i, a| *i == id || a.as_str() != &*addr);
 
+        let mut plan = Plan { cluster, addr, name, bd, register_first, min_changed, step: Step::Stale };
+
         // 6. A stale registrant for an id held by a newer (higher stateVersion) broker is ignored.
-        if let Some(old_addr) = bd.broker_addrs.get(&id) {
-            if old_addr.as_str() != &*addr {
+        if let Some(old_addr) = plan.bd.broker_addrs.get(&id) {
+            if old_addr.as_str() != &*plan.addr {
                 let newer = self
                     .live
-                    .get(&cluster, old_addr)
+                    .get(&plan.cluster, old_addr)
                     .is_some_and(|l| l.data_version.state_version > req.body.data_version.state_version);
                 if newer {
-                    self.live.remove(&cluster, &addr);
-                    self.put_broker(bd);
-                    return Some(RegisterResult::default());
+                    return plan;
                 }
             }
         }
 
         // 7. A single-topic registration cannot introduce a new member.
-        if !bd.broker_addrs.contains_key(&id) && req.body.topic_configs.len() == 1 {
-            self.put_broker(bd);
-            return None;
+        if !plan.bd.broker_addrs.contains_key(&id) && topic_count == 1 {
+            plan.step = Step::Refused;
+            return plan;
         }
 
         // 8.
-        let old = bd.broker_addrs.insert(id, req.broker_addr.clone());
-        register_first |= old.map_or(true, |a| a.is_empty());
+        let old = plan.bd.broker_addrs.insert(id, req.broker_addr.clone());
+        plan.register_first |= old.map_or(true, |a| a.is_empty());
 
         // 9. A prime slave (the smallest id of a master-less group) files its topics too; Java clears their write
         // bit only when the group enables acting master (`isPrimeSlave && brokerData.isEnableActingMaster()`).
         let is_master = id == MASTER_ID;
-        let is_prime_slave = !old_version_broker && !is_master && bd.min_broker().is_some_and(|(m, _)| m == id);
-        let read_only = is_prime_slave && bd.enable_acting_master;
-        self.put_broker(bd);
+        let is_prime_slave = !old_version_broker && !is_master && plan.bd.min_broker().is_some_and(|(m, _)| m == id);
+        plan.step = Step::Proceed {
+            applies: is_master || is_prime_slave,
+            read_only: is_prime_slave && plan.bd.enable_acting_master,
+        };
+        plan
+    }
 
-        // 10.
-        if is_master || is_prime_slave {
-            self.apply_topic_table(&req, &cluster, &addr, &name, register_first, read_only, s);
+    /// Steps 1–14 of a planned registration; `apply_topics(tables, name, read_only, register_first)` is step 10,
+    /// called for a master or a prime slave. `req.body` supplies the DataVersion and the filter servers.
+    pub(super) fn run_plan(
+        &mut self,
+        req: &RegisterBroker,
+        plan: Plan,
+        now_ms: i64,
+        s: RouteSettings,
+        apply_topics: impl FnOnce(&mut Self, &Arc<str>, bool, bool),
+    ) -> RegisterOutcome {
+        let Plan { cluster, addr, name, bd, register_first, min_changed, step } = plan;
+        let id = req.broker_id;
+
+        // 1. The cluster lists the name even if the registration is refused below.
+        self.add_to_cluster(&cluster, &name);
+        match step {
+            Step::Stale => {
+                self.live.remove(&cluster, &addr);
+                self.put_broker(bd);
+                return Some(RegisterResult::default());
+            }
+            Step::Refused => {
+                self.put_broker(bd);
+                return None;
+            }
+            Step::Proceed { applies, read_only } => {
+                self.put_broker(bd);
+                // 10.
+                if applies {
+                    apply_topics(self, &name, read_only, register_first);
+                }
+            }
         }
 
         // 11. Replaces the whole entry, connection included.
@@ -123,17 +208,16 @@ impl RouteTables {
     }
 
     /// §5.3 step 10, for a master or a prime slave; `read_only` clears the write bit of every queue it files.
-    #[allow(clippy::too_many_arguments)]
+    /// Returns whether every topic was put (a first registration or a changed DataVersion: `Applied::exact`).
     fn apply_topic_table(
         &mut self,
         req: &RegisterBroker,
-        cluster: &str,
-        addr: &str,
         name: &Arc<str>,
         register_first: bool,
         read_only: bool,
         s: RouteSettings,
-    ) {
+    ) -> bool {
+        let (cluster, addr) = (req.cluster_name.as_str(), req.broker_addr.as_str());
         let body = &req.body;
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
             let keep: HashSet<&str> = body.topic_configs.iter().map(|t| t.topic_name.as_str()).collect();
@@ -173,6 +257,7 @@ impl RouteTables {
                 self.put_mapping(topic, bname, info.clone());
             }
         }
+        version_changed || register_first
     }
 
     /// BROKER_HEARTBEAT: refresh the live entry if it exists; `false` when unknown.

@@ -24,6 +24,7 @@ impl RouteTables {
         for r in reqs {
             // 1.
             self.live.remove(&r.cluster_name, &r.broker_addr);
+            self.forget_body(&r.broker_addr);
             self.remove_filter_servers(&r.cluster_name, &r.broker_addr);
 
             // 2. Members are removed by address, whatever id the request names.
@@ -135,6 +136,7 @@ impl RouteTables {
         }
         for (cluster, addr) in unclaimed {
             self.live.remove(cluster, addr);
+            self.forget_body(addr);
         }
         reqs
     }
