@@ -77,6 +77,13 @@ fn register_bodies(c: &mut Criterion) {
             b.iter(|| black_box(body::decode_register_broker_body(&bytes, compressed, 513, 64 << 20).expect("ok")))
         });
     }
+    // An unchanged re-registration instead: its CRC, then recognising it by the last body's mark.
+    let json = Bytes::from(body::encode_register_broker_body(&body, false, 513));
+    let (_, mark) = body::decode_register_broker_body_marked(&json, false, 513, 64 << 20).expect("ok");
+    let mark = mark.expect("a JSON body of the usual shape is marked");
+    g.throughput(Throughput::Bytes(json.len() as u64));
+    g.bench_function("recognise_json", |b| b.iter(|| black_box(body::same_register_body(&json, &mark).expect("same"))));
+    g.bench_function("crc32_json", |b| b.iter(|| black_box(namesrv::handlers::broker::crc32_masked(&json))));
     g.finish();
 }
 

@@ -114,14 +114,14 @@ pub struct RegisterBrokerBody {
     pub filter_server_list: Option<Vec<String>>,
 }
 
-/// Where a broker's last JSON registration body kept its DataVersion, and a digest (BLAKE3) of every other byte:
+/// Where a broker's last JSON registration body kept its DataVersion, and a digest (XXH3-128) of every other byte:
 /// enough to recognise the next body as the same topic table at a new DataVersion without decoding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BodyMark {
     /// Offset of the wrapper's `dataVersion` value.
     pub dv_start: u32,
     /// Digest of the offset, the bytes before the value and the bytes after it.
-    pub digest: [u8; 32],
+    pub digest: u128,
 }
 
 /// A registration body found equal, outside its DataVersion, to the one marked `mark`: `RegisterBroker::body`

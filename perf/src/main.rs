@@ -6,6 +6,7 @@ mod ceiling;
 mod faults;
 mod load;
 mod report;
+mod rereg;
 mod scenarios;
 mod servers;
 mod topology;
@@ -44,6 +45,8 @@ enum Cmd {
     Faults(faults::FaultsArgs),
     /// What aclEnable=true costs a route query: ACL off unsigned / off signed / on signed, interleaved rounds.
     Acl(acl::AclArgs),
+    /// CPU per re-registration (same body at a new DataVersion, identical, k topics changed): ours vs Java.
+    Rereg(rereg::ReregArgs),
     /// The no-work ceiling server (started by `compare`; runs until killed).
     Ceiling(CeilingArgs),
 }
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => scenarios::compare(&a),
         Cmd::Faults(a) => faults::run(&a),
         Cmd::Acl(a) => acl::run(&a),
+        Cmd::Rereg(a) => rereg::run(&a),
         Cmd::Ceiling(a) => {
             ceiling::serve(a.port, a.threads, ceiling::canned_route_body(a.route_brokers)).map_err(|e| e.to_string())
         }
