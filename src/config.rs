@@ -230,6 +230,12 @@ config_table! {
     Ours Start acl_file: String = String::new(), "aclFile";
     // The audit trail (target `audit`) to a file of its own, appended; empty = with the other logs.
     Ours Start audit_log_path: String = String::new(), "auditLogPath";
+    // The main log (crate::logging): empty logDir = stderr; else logDir/namesrv.log, rolled at logMaxFileSize
+    // bytes (0 = never) keeping logMaxFiles rolled files; logFormat text or json.
+    Ours Start log_dir: String = String::new(), "logDir";
+    Ours Start log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
+    Ours Start log_max_files: usize = 10, "logMaxFiles";
+    Ours Start log_format: String = "text".into(), "logFormat";
 }
 
 /// Why a configuration could not be loaded.
@@ -431,6 +437,8 @@ mod tests {
             "rocketmqHome",
             "routeSnapshotPath",
             "auditLogPath",
+            "logDir",
+            "logFormat",
             "aclFile",
             "tls.server.certPath",
             "listenPort",

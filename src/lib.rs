@@ -29,6 +29,7 @@
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
+//! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
 //!
@@ -50,6 +51,7 @@ pub mod decoder;
 pub mod handlers;
 pub mod http;
 pub mod limit;
+pub mod logging;
 pub mod metrics;
 pub mod model;
 pub mod persist;
