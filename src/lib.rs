@@ -31,7 +31,8 @@
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
-//! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
+//! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
+//!   topic deletion; mqadmin's command names too).
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;

@@ -32,8 +32,8 @@ struct Args {
     print_config_item: bool,
     /// Accepted for compatibility with the Java start-up; has no effect on a name server. Before `admin`, the
     /// name server the admin command talks to.
-    #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
-    namesrv_addr: Option<String>,
+    #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS", action = clap::ArgAction::Append)]
+    namesrv_addr: Vec<String>,
     /// A TLS setting as Java takes it, as a system property (-Dtls.server.mode=enforcing), or a log setting
     /// (-DlogDir=/var/log/rocketmq, logMaxFileSize, logMaxFiles, logFormat); these override the -c file.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
@@ -44,7 +44,9 @@ struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Query and change a running name server (route, cluster, topics, kv, config, diff).
+    /// Query and change a running name server: route, cluster, topics, kv, config, diff, and mqadmin's commands
+    /// (topicRoute, clusterList, topicList, getNamesrvConfig, updateNamesrvConfig, updateKvConfig, getKvConfig,
+    /// deleteKvConfig, wipeWritePerm, addWritePerm, deleteTopic). `mqnamesrv admin --help` lists them all.
     Admin(namesrv::cli::AdminArgs),
 }
 
