@@ -206,6 +206,9 @@ config_table! {
     Ours Start route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
     Ours Start decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
     Ours Start http_address: String = String::new(), "httpAddress";
+    // The address server on httpAddress (`/rocketmq/nsaddr`, what Java clients read with rocketmq.namesrv.domain):
+    // the name servers to hand out, ';'-separated; empty = off.
+    Ours Start nsaddr_list: String = String::new(), "nsaddrList";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at

@@ -268,6 +268,11 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
     if let Some(addr) = handle.http_addr() {
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
+        if !config.nsaddr_list.trim().is_empty() {
+            info!(address = %addr, list = config.nsaddr_list.trim(), "address server: /rocketmq/nsaddr");
+        }
+    } else if !config.nsaddr_list.trim().is_empty() {
+        warn!("nsaddrList is set but httpAddress is not: the address server /rocketmq/nsaddr is off");
     }
     Ok(handle)
 }
