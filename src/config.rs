@@ -206,6 +206,9 @@ config_table! {
     Ours Start route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
     Ours Start decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
     Ours Start http_address: String = String::new(), "httpAddress";
+    // The address server on httpAddress (`/rocketmq/nsaddr`, what Java clients read with rocketmq.namesrv.domain):
+    // the name servers to hand out, ';'-separated; empty = off.
+    Ours Start nsaddr_list: String = String::new(), "nsaddrList";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
@@ -230,6 +233,12 @@ config_table! {
     Ours Start acl_file: String = String::new(), "aclFile";
     // The audit trail (target `audit`) to a file of its own, appended; empty = with the other logs.
     Ours Start audit_log_path: String = String::new(), "auditLogPath";
+    // The main log (crate::logging): empty logDir = stderr; else logDir/namesrv.log, rolled at logMaxFileSize
+    // bytes (0 = never) keeping logMaxFiles rolled files; logFormat text or json.
+    Ours Start log_dir: String = String::new(), "logDir";
+    Ours Start log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
+    Ours Start log_max_files: usize = 10, "logMaxFiles";
+    Ours Start log_format: String = "text".into(), "logFormat";
 }
 
 /// Why a configuration could not be loaded.
@@ -431,6 +440,8 @@ mod tests {
             "rocketmqHome",
             "routeSnapshotPath",
             "auditLogPath",
+            "logDir",
+            "logFormat",
             "aclFile",
             "tls.server.certPath",
             "listenPort",

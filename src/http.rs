@@ -1,5 +1,6 @@
 //! The operator HTTP endpoint (off unless `httpAddress` is set), on its own thread so it never touches a reactor:
-//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON).
+//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON), and with
+//! `nsaddrList` the address server Java clients read, `/rocketmq/nsaddr`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -85,6 +86,10 @@ fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>
             body::encode_cluster_info_with(&info, Dialect::Standard, &mut out);
             bytes(200, out, "application/json")
         }
+        // Java clients look their name servers up here (`TopAddressing`): the body is the `;`-separated list.
+        "/rocketmq/nsaddr" if !snap.config.nsaddr_list.trim().is_empty() => {
+            text(200, nsaddr_body(&snap.config.nsaddr_list), "text/plain")
+        }
         p if p.starts_with("/routes/") => {
             let topic = percent_decode(&p["/routes/".len()..]);
             match snap.routes.route(&topic, snap.config.support_acting_master) {
@@ -98,6 +103,12 @@ fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>
         }
         _ => text(404, "not found: try /metrics, /health, /ready, /routes/{topic}, /cluster\n".into(), "text/plain"),
     }
+}
+
+/// `nsaddrList` as clients want it: the addresses joined by `;`, without blanks or empty entries.
+fn nsaddr_body(list: &str) -> String {
+    let addrs: Vec<&str> = list.split(';').map(str::trim).filter(|a| !a.is_empty()).collect();
+    addrs.join(";")
 }
 
 fn not_found(w: &mut JsonWriter, topic: &str) {
@@ -149,7 +160,13 @@ fn percent_decode(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::percent_decode;
+    use super::{nsaddr_body, percent_decode};
+
+    #[test]
+    fn nsaddr_list_is_joined_by_semicolons() {
+        assert_eq!(nsaddr_body(" h1:9876 ; h2:9876;;"), "h1:9876;h2:9876");
+        assert_eq!(nsaddr_body("h1:9876"), "h1:9876");
+    }
 
     #[test]
     fn percent_decoding() {

@@ -29,8 +29,10 @@
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread).
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
+//! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
-//! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff).
+//! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
+//!   topic deletion; mqadmin's command names too).
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
@@ -50,6 +52,7 @@ pub mod decoder;
 pub mod handlers;
 pub mod http;
 pub mod limit;
+pub mod logging;
 pub mod metrics;
 pub mod model;
 pub mod persist;

@@ -11,12 +11,16 @@ use tracing::{info, warn};
 use namesrv::config::Config;
 use namesrv::protocol::props;
 
+/// The keys besides tls.* that `-D` sets.
+const LOG_KEYS: [&str; 4] = ["logDir", "logMaxFileSize", "logMaxFiles", "logFormat"];
+
 /// A drop-in replacement for the Apache RocketMQ NameServer (mqnamesrv).
 ///
 /// Listens on 0.0.0.0:9876 by default. Configuration uses the Java key names (listenPort, bindAddress,
 /// scanNotActiveBrokerInterval, serverChannelMaxIdleTimeSeconds, kvConfigPath, orderMessageEnable, …) plus
-/// reactorThreads, pinThreads, maxFrameLength, writerQueueCapacity and maxInflatedBody. Logs go to stderr;
-/// set RUST_LOG (e.g. RUST_LOG=debug) for more.
+/// reactorThreads, pinThreads, maxFrameLength, writerQueueCapacity and maxInflatedBody. Logs go to stderr, or with
+/// logDir to logDir/namesrv.log rolled by size (logMaxFileSize, logMaxFiles); logFormat=json for JSON lines. Set
+/// RUST_LOG (e.g. RUST_LOG=debug) for more.
 #[derive(Parser, Debug)]
 #[command(name = "mqnamesrv", version = namesrv::VERSION)]
 struct Args {
@@ -28,10 +32,10 @@ struct Args {
     print_config_item: bool,
     /// Accepted for compatibility with the Java start-up; has no effect on a name server. Before `admin`, the
     /// name server the admin command talks to.
-    #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS")]
-    namesrv_addr: Option<String>,
-    /// A TLS setting as Java takes it, as a system property: -Dtls.server.mode=enforcing (tls.* keys only; these
-    /// override the -c file).
+    #[arg(short = 'n', long = "namesrvAddr", value_name = "ADDRS", action = clap::ArgAction::Append)]
+    namesrv_addr: Vec<String>,
+    /// A TLS setting as Java takes it, as a system property (-Dtls.server.mode=enforcing), or a log setting
+    /// (-DlogDir=/var/log/rocketmq, logMaxFileSize, logMaxFiles, logFormat); these override the -c file.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     system_props: Vec<String>,
     #[command(subcommand)]
@@ -40,7 +44,9 @@ struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Query and change a running name server (route, cluster, topics, kv, config, diff).
+    /// Query and change a running name server: route, cluster, topics, kv, config, diff, and mqadmin's commands
+    /// (topicRoute, clusterList, topicList, getNamesrvConfig, updateNamesrvConfig, updateKvConfig, getKvConfig,
+    /// deleteKvConfig, wipeWritePerm, addWritePerm, deleteTopic). `mqnamesrv admin --help` lists them all.
     Admin(namesrv::cli::AdminArgs),
 }
 
@@ -65,8 +71,12 @@ fn main() -> ExitCode {
     };
     for prop in &args.system_props {
         match prop.split_once('=') {
-            Some((k, v)) if k.starts_with("tls.") => warnings.extend(config.apply(&[(k.into(), v.into())])),
-            _ => warnings.push(format!("ignoring -D{prop}: only tls.* settings are read as system properties")),
+            Some((k, v)) if k.starts_with("tls.") || LOG_KEYS.contains(&k) => {
+                warnings.extend(config.apply(&[(k.into(), v.into())]))
+            }
+            _ => {
+                warnings.push(format!("ignoring -D{prop}: only tls.* and log* settings are read as system properties"))
+            }
         }
     }
     if args.print_config_item {
@@ -76,7 +86,7 @@ fn main() -> ExitCode {
         print!("{}", props::write(&config.all_entries()));
         return ExitCode::SUCCESS;
     }
-    if let Err(e) = init_logging(&config) {
+    if let Err(e) = namesrv::logging::init(&config) {
         eprintln!("mqnamesrv: {e}");
         return ExitCode::from(2);
     }
@@ -91,8 +101,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Java prints this line to stdout; start scripts grep for it.
-    println!("The Name Server boot success. serializeType=JSON, address={}", handle.local_addr());
+    // Java prints this line to stdout and to its log, word for word; start scripts wait for "boot success".
+    let tip = namesrv::server::boot_line(handle.local_addr());
+    info!("{tip}");
+    println!("{tip}");
 
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(s) => s,
@@ -113,39 +125,4 @@ fn main() -> ExitCode {
     let complete = handle.shutdown_gracefully();
     info!(complete, "stopped");
     ExitCode::SUCCESS
-}
-
-/// Logs to stderr (`RUST_LOG` filters, default `info`); with `auditLogPath`, the audit trail (target `audit`) goes
-/// to that file instead, appended, one line per event.
-fn init_logging(config: &Config) -> Result<(), String> {
-    use tracing_subscriber::filter::{filter_fn, EnvFilter};
-    use tracing_subscriber::prelude::*;
-
-    let env = || EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let path = config.audit_log_path.trim();
-    let audit_file = match path {
-        "" => None,
-        p => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| format!("cannot open auditLogPath {p}: {e}"))?,
-        ),
-    };
-    let to_file = audit_file.is_some();
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(env())
-        .with_filter(filter_fn(move |m| !(to_file && m.target() == namesrv::audit::TARGET)));
-    let audit = audit_file.map(|f| {
-        tracing_subscriber::fmt::layer()
-            .with_writer(std::sync::Mutex::new(f))
-            .with_ansi(false)
-            .with_filter(env())
-            .with_filter(filter_fn(|m| m.target() == namesrv::audit::TARGET))
-    });
-    tracing_subscriber::registry().with(stderr).with(audit).init();
-    Ok(())
 }

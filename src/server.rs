@@ -134,6 +134,12 @@ impl Drop for ServerHandle {
     }
 }
 
+/// What Java's `NamesrvStartup` prints to stdout and logs once the server listens, in its words: bind address
+/// and port joined by `:` (no IPv6 brackets, as Java's string concatenation does).
+pub fn boot_line(listening: SocketAddr) -> String {
+    format!("The Name Server boot success. serializeType=JSON, address {}:{}", listening.ip(), listening.port())
+}
+
 /// Starts a server with the system clock.
 pub fn start(config: Config) -> Result<ServerHandle, StartError> {
     start_with_clock(config, Arc::new(SystemClock))
@@ -262,6 +268,11 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
     if let Some(addr) = handle.http_addr() {
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");
+        if !config.nsaddr_list.trim().is_empty() {
+            info!(address = %addr, list = config.nsaddr_list.trim(), "address server: /rocketmq/nsaddr");
+        }
+    } else if !config.nsaddr_list.trim().is_empty() {
+        warn!("nsaddrList is set but httpAddress is not: the address server /rocketmq/nsaddr is off");
     }
     Ok(handle)
 }
@@ -389,5 +400,17 @@ mod tests {
         assert_eq!(at("[::1]"), Some("[::1]:9876".parse().unwrap()));
         assert_eq!(at(" 127.0.0.1 "), Some("127.0.0.1:9876".parse().unwrap()));
         assert_eq!(at("localhost"), None);
+    }
+
+    #[test]
+    fn boot_line_is_javas() {
+        assert_eq!(
+            boot_line("0.0.0.0:9876".parse().unwrap()),
+            "The Name Server boot success. serializeType=JSON, address 0.0.0.0:9876"
+        );
+        assert_eq!(
+            boot_line("[::]:9876".parse().unwrap()),
+            "The Name Server boot success. serializeType=JSON, address :::9876"
+        );
     }
 }

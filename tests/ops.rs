@@ -1,5 +1,5 @@
 //! The operator HTTP endpoint end to end: /metrics counts what happened, /health, /ready, /routes/{topic},
-//! /cluster answer valid JSON.
+//! /cluster answer valid JSON, /rocketmq/nsaddr serves nsaddrList.
 
 mod support;
 
@@ -109,6 +109,19 @@ fn not_ready_while_waiting_for_service() {
     let (status, body) = get(srv.http_addr().unwrap(), "/ready");
     assert_eq!(status, 503);
     assert!(body.contains("needWaitForService"), "{body}");
+}
+
+#[test]
+fn address_server_hands_out_the_configured_name_servers() {
+    let srv = start(|c| c.nsaddr_list = " 10.0.0.1:9876; 10.0.0.2:9876 ;".into());
+    let http = srv.http_addr().unwrap();
+    // What a Java client's TopAddressing reads: the list, ';'-separated.
+    assert_eq!(get(http, "/rocketmq/nsaddr"), (200, "10.0.0.1:9876;10.0.0.2:9876".to_string()));
+    assert_eq!(get(http, "/rocketmq/nsaddr?nofix=1").0, 200);
+    assert_eq!(get(http, "/rocketmq/other").0, 404);
+    // Off when unset.
+    let off = start(|_| {});
+    assert_eq!(get(off.http_addr().unwrap(), "/rocketmq/nsaddr").0, 404);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use crate::protocol::RequestCode;
 
 use super::table::Table;
-use super::{bad_body, call, decode, CliError, Ctx, KvCommand, Output};
+use super::{bad_body, call, decode, on_each, CliError, Ctx, KvCommand, Output};
 
 pub(super) fn run(ctx: &Ctx, cmd: &KvCommand) -> Result<Output, CliError> {
     match cmd {
@@ -26,21 +26,8 @@ fn get(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
     Ok(Output::ok(format!("{value}\n")))
 }
 
-/// Sends the same write to every server in turn (as mqadmin does), stopping at the first failure.
-fn write_all(
-    ctx: &Ctx,
-    build: impl Fn(&mut super::client::Client) -> crate::protocol::RemotingCommand,
-) -> Result<(), CliError> {
-    for addr in &ctx.addrs {
-        let mut client = ctx.connect(addr)?;
-        let cmd = build(&mut client);
-        call(&mut client, cmd)?;
-    }
-    Ok(())
-}
-
 fn put(ctx: &Ctx, namespace: &str, key: &str, value: &str) -> Result<Output, CliError> {
-    write_all(ctx, |c| {
+    on_each(ctx, |c| {
         c.cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key).with_ext("value", value)
     })?;
     if ctx.json {
@@ -52,7 +39,7 @@ fn put(ctx: &Ctx, namespace: &str, key: &str, value: &str) -> Result<Output, Cli
 }
 
 fn delete(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
-    write_all(ctx, |c| c.cmd(RequestCode::DELETE_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key))?;
+    on_each(ctx, |c| c.cmd(RequestCode::DELETE_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key))?;
     if ctx.json {
         return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "key": key, "servers": ctx.addrs })));
     }

@@ -4,7 +4,9 @@
 //!   come back as standard JSON; cluster info in fastjson's default dialect is read by the lenient reader).
 //! - `decode`: response bodies → `model` types.
 //! - `table`: human-readable tables; `--json` prints JSON instead.
-//! - one file per command group: `route` (route, topics), `cluster`, `kv`, `config`, `diff`.
+//! - one file per command group: `route` (route, topics), `cluster`, `kv`, `config`, `diff`, `perm` (write
+//!   permission, topic deletion). mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k
+//!   -v`, `wipeWritePerm -b`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
 //!
 //! Exit codes: 0 success (for `diff`: identical), 1 an error answered by a server (its code and remark are printed),
 //! a missing topic or KV entry, or `diff` found differences, 2 a server that cannot be reached or does not answer,
@@ -16,6 +18,7 @@ mod config;
 mod decode;
 mod diff;
 mod kv;
+mod perm;
 mod route;
 mod table;
 
@@ -64,7 +67,7 @@ pub struct AdminArgs {
 #[derive(Subcommand, Debug, Clone)]
 pub enum AdminCommand {
     /// Route of a topic: brokers (name, cluster, id → address) and queues (read/write counts, perm, sysflag).
-    #[command(alias = "topicRoute")]
+    #[command(visible_alias = "topicRoute")]
     Route {
         /// Topic name (or `-t TOPIC`, as mqadmin takes it).
         #[arg(required_unless_present = "topic_flag", conflicts_with = "topic_flag")]
@@ -73,10 +76,10 @@ pub enum AdminCommand {
         topic_flag: Option<String>,
     },
     /// Clusters, their brokers, and each broker's ids and addresses.
-    #[command(alias = "clusterList")]
+    #[command(visible_alias = "clusterList")]
     Cluster,
     /// Every topic the name server knows, sorted.
-    #[command(alias = "topicList")]
+    #[command(visible_alias = "topicList")]
     Topics,
     /// KV configuration (namespaced key/value pairs).
     #[command(subcommand)]
@@ -86,6 +89,65 @@ pub enum AdminCommand {
     Config(ConfigCommand),
     /// Compare cluster info and every topic route across two or more servers (-n A -n B); exit 1 if they differ.
     Diff,
+    /// Clear the write permission of a broker's queues in the name server(s) (205), so that producers stop sending
+    /// to it before it is taken down. Undone by addWritePerm, or when the broker registers changed topic configs.
+    #[command(name = "wipeWritePerm")]
+    WipeWritePerm {
+        #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
+        broker: String,
+    },
+    /// Give a broker's queues read and write permission again in the name server(s) (327).
+    #[command(name = "addWritePerm")]
+    AddWritePerm {
+        #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
+        broker: String,
+    },
+    /// Delete a topic's routes in the name server(s) (216); with -c only that cluster's brokers' queues. The name
+    /// server part of mqadmin's deleteTopic: a broker that still has the topic files it again when it registers.
+    #[command(name = "deleteTopic")]
+    DeleteTopic {
+        #[arg(short = 't', long = "topic", value_name = "TOPIC")]
+        topic: String,
+        #[arg(short = 'c', long = "clusterName", value_name = "CLUSTER")]
+        cluster: Option<String>,
+    },
+    /// mqadmin's name for `config get`.
+    #[command(name = "getNamesrvConfig")]
+    GetNamesrvConfig,
+    /// mqadmin's name for `config set KEY=VALUE`.
+    #[command(name = "updateNamesrvConfig")]
+    UpdateNamesrvConfig {
+        #[arg(short = 'k', long = "key", value_name = "KEY")]
+        key: String,
+        #[arg(short = 'v', long = "value", value_name = "VALUE")]
+        value: String,
+    },
+    /// mqadmin's name for `kv put NAMESPACE KEY VALUE`.
+    #[command(name = "updateKvConfig")]
+    UpdateKvConfig {
+        #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
+        namespace: String,
+        #[arg(short = 'k', long = "key", value_name = "KEY")]
+        key: String,
+        #[arg(short = 'v', long = "value", value_name = "VALUE")]
+        value: String,
+    },
+    /// `kv get NAMESPACE KEY` with mqadmin-style flags.
+    #[command(name = "getKvConfig")]
+    GetKvConfig {
+        #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
+        namespace: String,
+        #[arg(short = 'k', long = "key", value_name = "KEY")]
+        key: String,
+    },
+    /// mqadmin's name for `kv delete NAMESPACE KEY`.
+    #[command(name = "deleteKvConfig")]
+    DeleteKvConfig {
+        #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
+        namespace: String,
+        #[arg(short = 'k', long = "key", value_name = "KEY")]
+        key: String,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -258,6 +320,21 @@ impl Ctx {
     }
 }
 
+/// Sends the same write to every server in turn (as mqadmin does), stopping at the first failure; the responses,
+/// by server.
+fn on_each(
+    ctx: &Ctx,
+    build: impl Fn(&mut Client) -> RemotingCommand,
+) -> Result<Vec<(String, RemotingCommand)>, CliError> {
+    let mut out = Vec::with_capacity(ctx.addrs.len());
+    for addr in &ctx.addrs {
+        let mut client = ctx.connect(addr)?;
+        let cmd = build(&mut client);
+        out.push((addr.clone(), call(&mut client, cmd)?));
+    }
+    Ok(out)
+}
+
 /// Sends `cmd` and returns the response if it is SUCCESS; any other code is `CliError::Server`.
 fn call(client: &mut Client, cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
     let resp = client.request(cmd)?;
@@ -322,6 +399,22 @@ pub fn run(args: AdminArgs) -> ExitCode {
         AdminCommand::Kv(cmd) => kv::run(&ctx, cmd),
         AdminCommand::Config(cmd) => config::run(&ctx, cmd),
         AdminCommand::Diff => diff::diff(&ctx),
+        AdminCommand::WipeWritePerm { broker } => perm::write_perm(&ctx, broker, perm::Change::Wipe),
+        AdminCommand::AddWritePerm { broker } => perm::write_perm(&ctx, broker, perm::Change::Add),
+        AdminCommand::DeleteTopic { topic, cluster } => perm::delete_topic(&ctx, topic, cluster.as_deref()),
+        AdminCommand::GetNamesrvConfig => config::run(&ctx, &ConfigCommand::Get),
+        AdminCommand::UpdateNamesrvConfig { key, value } => {
+            config::run(&ctx, &ConfigCommand::Set { items: vec![format!("{key}={value}")] })
+        }
+        AdminCommand::UpdateKvConfig { namespace, key, value } => {
+            kv::run(&ctx, &KvCommand::Put { namespace: namespace.clone(), key: key.clone(), value: value.clone() })
+        }
+        AdminCommand::GetKvConfig { namespace, key } => {
+            kv::run(&ctx, &KvCommand::Get { namespace: namespace.clone(), key: key.clone() })
+        }
+        AdminCommand::DeleteKvConfig { namespace, key } => {
+            kv::run(&ctx, &KvCommand::Delete { namespace: namespace.clone(), key: key.clone() })
+        }
     };
     match result {
         Ok(out) => {

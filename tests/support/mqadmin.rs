@@ -176,10 +176,25 @@ impl JavaClient {
         run(&format!("java {} {}", self.program, args.first().unwrap_or(&"")), cmd, self.dir.path(), timeout)
     }
 
+    /// Runs the program with no name server of its own (no `NAMESRV_ADDR`, no `-n`): the client asks the address
+    /// server at `http` (`-Drocketmq.namesrv.domain=host:port`, which wins over the default `jvm_args` gives).
+    pub fn run_via_address_server(&self, http: std::net::SocketAddr, args: &[&str], timeout: Duration) -> Output {
+        // After `jvm_args` on the command line: the JVM takes the last -D of a name.
+        let mut cmd = self.command_with(args, &[format!("-Drocketmq.namesrv.domain={http}")]);
+        cmd.env_remove("NAMESRV_ADDR");
+        run(&format!("java {} {}", self.program, args.first().unwrap_or(&"")), cmd, self.dir.path(), timeout)
+    }
+
     fn command(&self, args: &[&str]) -> Command {
+        self.command_with(args, &[])
+    }
+
+    /// The JVM command with `extra` flags after the usual ones.
+    fn command_with(&self, args: &[&str], extra: &[String]) -> Command {
         let mut cmd = Command::new("java");
         cmd.args(jvm_args(&self.version, self.dir.path(), &["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"]))
             .args(&self.jvm_props)
+            .args(extra)
             .arg("-cp")
             .arg(format!(
                 "{}:{}:{}/*",

@@ -1,12 +1,14 @@
 // A tiny real-Java-client peer for tests/interop_java*.rs, compiled at test time with javac against the
 // rocketmq-client classpath fetched by tests/peers/fetch.sh (the same source builds against 4.9.x and 5.x).
-// The name server list is always given explicitly, so nothing is looked up over HTTP.
+// The name server list is given explicitly, so nothing is looked up over HTTP, except by route-via-domain, which
+// sets none and lets the client fetch the list from the address server named by -Drocketmq.namesrv.domain.
 //
 //   java InteropClient produce NAMESRV TOPIC COUNT PREFIX       -> "SENT <i> <msgId> <brokerName>" per message,
 //                                                                  "RETRY ..." per retry, "RETRIES <early> <late>", "OK"
 //   java InteropClient consume NAMESRV TOPIC GROUP COUNT PREFIX TIMEOUT_SECONDS
 //                                                               -> "RECV <body>" per distinct body, "OK"
 //   java InteropClient route NAMESRV TOPIC                      -> "QUEUE <brokerName> <queueId>" per queue, "OK"
+//   java InteropClient route-via-domain TOPIC                   -> the same, name servers from the address server
 // Exit status 0 only when everything succeeded; otherwise "FAIL <reason>" and status 1.
 //
 // Retries (produce). A send that fails is tried again, 500 ms later, up to MAX_ATTEMPTS times in all. A retry can
@@ -45,9 +47,11 @@ public class InteropClient {
                 consume(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5], Integer.parseInt(args[6]));
             } else if (args.length >= 3 && args[0].equals("route")) {
                 route(args[1], args[2]);
+            } else if (args.length >= 2 && args[0].equals("route-via-domain")) {
+                route(null, args[1]);
             } else {
                 fail("usage: produce NS TOPIC COUNT PREFIX | consume NS TOPIC GROUP COUNT PREFIX TIMEOUT_S"
-                    + " | route NS TOPIC");
+                    + " | route NS TOPIC | route-via-domain TOPIC");
             }
         } catch (Throwable t) {
             t.printStackTrace(System.out);
@@ -67,7 +71,10 @@ public class InteropClient {
     // The route lookup a producer makes before its first send (GET_ROUTEINFO_BY_TOPIC through MQClientAPIImpl).
     static void route(String ns, String topic) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer("interop_route_pg");
-        p.setNamesrvAddr(ns);
+        // null: no list of our own, so that start() asks the address server for it.
+        if (ns != null) {
+            p.setNamesrvAddr(ns);
+        }
         p.setInstanceName("interop-route-" + System.nanoTime());
         p.start();
         try {

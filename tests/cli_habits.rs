@@ -1,0 +1,216 @@
+//! mqadmin habits in `mqnamesrv admin`: `-n` before `admin`, after it and after the command, `NAMESRV_ADDR` as the
+//! default, mqadmin's command and flag names for every name-server command, `--version` and a `--help` that lists
+//! every command. The built binary against our server in-process (no Java peer).
+
+mod support;
+
+use std::process::Command;
+
+use clap::Args as _;
+use namesrv::protocol::ResponseCode;
+use serde_json::Value;
+use support::client::Client;
+use support::inproc::InProc;
+use support::registration::Broker;
+
+const MASTER: Broker = Broker { cluster: "HabitCluster", name: "broker-h", addr: "127.0.0.1:10911", id: 0 };
+
+/// One run of the binary: exit code, stdout, stderr.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn ok(self) -> String {
+        assert_eq!(self.code, 0, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self.stdout
+    }
+}
+
+/// `mqnamesrv ARGS` with `NAMESRV_ADDR` set to `env` (or unset), and no `ROCKETMQ_HOME` (no tools.yml signs).
+fn run(args: &[&str], env: Option<&str>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"));
+    cmd.args(args).env_remove("RUST_LOG").env_remove("ROCKETMQ_HOME").env_remove("NAMESRV_ADDR");
+    if let Some(v) = env {
+        cmd.env("NAMESRV_ADDR", v);
+    }
+    let out = cmd.output().expect("run mqnamesrv");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `mqnamesrv admin ARGS` with `-n addr` after the command.
+fn admin(addr: &str, args: &[&str]) -> Run {
+    let mut all = vec!["admin"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-n", addr]);
+    run(&all, None)
+}
+
+/// A server with MASTER registered for two topics (perm 6). Keep the client: closing it unregisters the broker.
+fn with_broker() -> (InProc, Client) {
+    let server = InProc::start(|_| {});
+    let mut broker = Client::connect(server.addr());
+    let r = broker.request(MASTER.register(&["HabitTopic", "OtherTopic"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
+    (server, broker)
+}
+
+/// The perm of each queue data of `topic`, from `route --json`.
+fn perms(addr: &str, topic: &str) -> Vec<i64> {
+    let out = admin(addr, &["--json", "route", topic]).ok();
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+    v["queueDatas"].as_array().expect("queueDatas").iter().map(|q| q["perm"].as_i64().expect("perm")).collect()
+}
+
+#[test]
+fn every_read_command_takes_n_anywhere_and_namesrv_addr_by_default() {
+    let (server, _broker) = with_broker();
+    let a = server.addr().to_string();
+    let commands: &[&[&str]] = &[
+        &["cluster"],
+        &["clusterList"],
+        &["topics"],
+        &["topicList"],
+        &["route", "HabitTopic"],
+        &["topicRoute", "-t", "HabitTopic"],
+        &["config", "get"],
+        &["getNamesrvConfig"],
+        &["kv", "list", "NS"],
+        &["getKvConfig", "-s", "NS", "-k", "k"],
+    ];
+    admin(&a, &["updateKvConfig", "-s", "NS", "-k", "k", "-v", "v"]).ok();
+    for command in commands {
+        let before_admin = [&["-n", a.as_str(), "admin"][..], command].concat();
+        let after_admin = [&["admin", "-n", a.as_str()][..], command].concat();
+        let after_command = [&["admin"][..], command, &["-n", a.as_str()]].concat();
+        let expected = run(&after_command, None).ok();
+        assert!(!expected.is_empty(), "{command:?} printed nothing");
+        // A wrong NAMESRV_ADDR shows that -n, wherever it stands, is what is used.
+        let wrong = Some("127.0.0.1:1");
+        assert_eq!(run(&before_admin, wrong).ok(), expected, "-n before admin: {command:?}");
+        assert_eq!(run(&after_admin, wrong).ok(), expected, "-n after admin: {command:?}");
+        assert_eq!(run(&after_command, wrong).ok(), expected, "-n after the command: {command:?}");
+        let from_env = [&["admin"][..], command].concat();
+        assert_eq!(run(&from_env, Some(&a)).ok(), expected, "NAMESRV_ADDR: {command:?}");
+    }
+    // Without -n, NAMESRV_ADDR is used: a dead one fails naming it.
+    let dead = run(&["admin", "clusterList"], Some("127.0.0.1:1"));
+    assert_eq!(dead.code, 2, "{}", dead.stderr);
+    assert!(dead.stderr.contains("127.0.0.1:1"), "{}", dead.stderr);
+}
+
+#[test]
+fn wipe_and_add_write_perm_change_the_routes_and_report_counts() {
+    let (server, _broker) = with_broker();
+    let a = server.addr().to_string();
+    assert_eq!(perms(&a, "HabitTopic"), [6]);
+
+    let out = run(&["-n", &a, "admin", "wipeWritePerm", "-b", "broker-h"], None).ok();
+    assert_eq!(out, format!("wipe write perm of broker[broker-h] in name server[{a}] OK, 2\n"));
+    assert_eq!(perms(&a, "HabitTopic"), [4]);
+    assert_eq!(perms(&a, "OtherTopic"), [4]);
+
+    let out = admin(&a, &["--json", "addWritePerm", "--brokerName", "broker-h"]).ok();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v, serde_json::json!({"brokerName": "broker-h", "servers": [{"namesrv": a, "addTopicCount": 2}]}));
+    assert_eq!(perms(&a, "HabitTopic"), [6]);
+
+    // A broker the server does not know: nothing touched, and said so.
+    let out = admin(&a, &["wipeWritePerm", "-b", "nobody"]).ok();
+    assert!(out.ends_with("OK, 0\n"), "{out}");
+    // -b is required.
+    assert_ne!(admin(&a, &["wipeWritePerm"]).code, 0);
+}
+
+#[test]
+fn delete_topic_in_the_name_server_with_and_without_a_cluster() {
+    let (server, _broker) = with_broker();
+    let a = server.addr().to_string();
+    // Another cluster's name: the topic stays.
+    admin(&a, &["deleteTopic", "-t", "HabitTopic", "-c", "NoSuchCluster"]).ok();
+    assert_eq!(perms(&a, "HabitTopic"), [6]);
+
+    let out = admin(&a, &["deleteTopic", "-t", "HabitTopic", "-c", "HabitCluster"]).ok();
+    assert_eq!(out, format!("Deleted topic HabitTopic (cluster HabitCluster) on {a}\n"));
+    let gone = admin(&a, &["topicRoute", "-t", "HabitTopic"]);
+    assert_eq!(gone.code, 1, "{}", gone.stderr);
+    assert!(gone.stderr.contains("TOPIC_NOT_EXIST"), "{}", gone.stderr);
+
+    admin(&a, &["deleteTopic", "-t", "OtherTopic"]).ok();
+    let topics = admin(&a, &["--json", "topicList"]).ok();
+    assert!(!topics.contains("OtherTopic") && !topics.contains("HabitTopic"), "{topics}");
+}
+
+#[test]
+fn kv_and_config_under_mqadmin_names() {
+    let server = InProc::start(|_| {});
+    let a = server.addr().to_string();
+    admin(&a, &["updateKvConfig", "-s", "NS", "-k", "key1", "-v", "value 1"]).ok();
+    assert_eq!(admin(&a, &["getKvConfig", "-s", "NS", "-k", "key1"]).ok(), "value 1\n");
+    assert_eq!(admin(&a, &["kv", "get", "NS", "key1"]).ok(), "value 1\n", "the same entry under our name");
+    admin(&a, &["deleteKvConfig", "--namespace", "NS", "--key", "key1"]).ok();
+    let missing = admin(&a, &["getKvConfig", "-s", "NS", "-k", "key1"]);
+    assert_eq!(missing.code, 1, "{}", missing.stdout);
+
+    let order = |a: &str| {
+        let out = admin(a, &["--json", "getNamesrvConfig"]).ok();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["orderMessageEnable"].as_str().map(String::from)
+    };
+    assert_eq!(order(&a).as_deref(), Some("false"));
+    admin(&a, &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true"]).ok();
+    assert_eq!(order(&a).as_deref(), Some("true"));
+    // Refused keys are refused under this name too (exit 1, the server's answer).
+    let refused = admin(&a, &["updateNamesrvConfig", "-k", "kvConfigPath", "-v", "/tmp/x"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("NO_PERMISSION"), "{}", refused.stderr);
+}
+
+#[test]
+fn version_names_the_version_and_commit() {
+    let out = run(&["--version"], None).ok();
+    assert_eq!(out, format!("mqnamesrv {}\n", namesrv::VERSION));
+    let commit = out.trim_end().rsplit_once(" (").map(|(_, c)| c.trim_end_matches(')')).unwrap_or("");
+    assert!(out.starts_with(&format!("mqnamesrv {} (", env!("CARGO_PKG_VERSION"))), "{out}");
+    assert!(!commit.is_empty(), "no commit in {out:?}");
+}
+
+#[test]
+fn help_lists_every_command_with_its_mqadmin_name() {
+    let help = run(&["admin", "--help"], None).ok();
+    // Every command the parser knows, so a new one cannot be left out of the help.
+    let parser = namesrv::cli::AdminArgs::augment_args(clap::Command::new("admin"));
+    let mut names = 0;
+    for sub in parser.get_subcommands() {
+        let name = sub.get_name();
+        assert!(help.lines().any(|l| l.trim_start().starts_with(name)), "{name} missing from:\n{help}");
+        for alias in sub.get_visible_aliases() {
+            assert!(help.contains(alias), "{alias} missing from:\n{help}");
+        }
+        names += 1;
+    }
+    assert!(names >= 14, "only {names} commands");
+    for mqadmin in [
+        "topicRoute",
+        "clusterList",
+        "topicList",
+        "getNamesrvConfig",
+        "updateNamesrvConfig",
+        "updateKvConfig",
+        "deleteKvConfig",
+        "wipeWritePerm",
+        "addWritePerm",
+        "deleteTopic",
+    ] {
+        assert!(help.contains(mqadmin), "{mqadmin} missing from:\n{help}");
+    }
+    let top = run(&["--help"], None).ok();
+    assert!(top.contains("admin") && top.contains("wipeWritePerm"), "{top}");
+}
