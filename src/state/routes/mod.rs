@@ -246,13 +246,15 @@ impl RouteTables {
 
     /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
     fn put_queue(&mut self, topic: &str, name: &Arc<str>, queue: Queue) {
-        let (key, entry) = match self.view.topics.get_key_value(topic) {
-            Some((_, e)) if e.queue(name, &self.view.names) == Some(queue) => return,
-            Some((k, e)) => (k.clone(), e.clone()),
-            None => (Arc::from(topic), Arc::new(TopicEntry::new())),
-        };
         let id = self.interner.intern(&mut self.view.names, name);
-        let (entry, new_name) = entry.with(id, queue, &self.view.names);
+        let names = &self.view.names;
+        let (key, (entry, new_name)) = match self.view.topics.get_key_value(topic) {
+            Some((k, e)) => match e.put(id, queue, names) {
+                Some(changed) => (k.clone(), changed),
+                None => return,
+            },
+            None => (Arc::from(topic), TopicEntry::new().put(id, queue, names).expect("a new topic changes")),
+        };
         self.bump_epoch(name);
         if new_name {
             self.view.broker_topics.entry(name.clone()).or_default().insert(key.clone());

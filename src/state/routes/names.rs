@@ -11,10 +11,11 @@ use std::sync::Arc;
 /// Index into `Names`.
 pub type NameId = u32;
 
-/// The read side: id → name. Persistent, so a view clones it in O(1).
+/// The read side: id → name. A view clones it in O(1); a new name copies the list once (names are few and new ones
+/// rare), so looking one up — on every search of a topic's entry — is a plain index.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
-    by_id: imbl::Vector<Arc<str>>,
+    by_id: Arc<Vec<Arc<str>>>,
 }
 
 impl Names {
@@ -37,7 +38,7 @@ impl Interner {
             return id;
         }
         let id = NameId::try_from(names.by_id.len()).expect("fewer than 2^32 broker names");
-        names.by_id.push_back(name.clone());
+        Arc::make_mut(&mut names.by_id).push(name.clone());
         self.ids.insert(name.clone(), id);
         id
     }

@@ -100,13 +100,15 @@ impl TopicEntry {
         self.slots.is_empty()
     }
 
-    /// A copy with `queue` under `id` (whose name is `names.name(id)`); true if the name is new to the topic.
-    pub fn with(&self, id: NameId, queue: Queue, names: &Names) -> (TopicEntry, bool) {
+    /// A copy with `queue` under `id` (whose name is `names.name(id)`) and whether the name is new to the topic;
+    /// `None` when the topic already has that very queue under the name. One search for both.
+    pub fn put(&self, id: NameId, queue: Queue, names: &Names) -> Option<(TopicEntry, bool)> {
         match self.find(names.name(id), names) {
+            Ok(i) if self.slots[i].queue == queue => None,
             Ok(i) => {
                 let mut slots = self.slots.clone();
                 slots[i].queue = queue;
-                (TopicEntry { slots, ..*self }, false)
+                Some((TopicEntry { slots, ..*self }, false))
             }
             Err(i) => {
                 let mut slots = Vec::with_capacity(self.slots.len() + 1);
@@ -114,7 +116,7 @@ impl TopicEntry {
                 slots.push(Slot { name: id, added: self.added, queue });
                 slots.extend_from_slice(&self.slots[i..]);
                 let peak = self.peak.max(slots.len() as u32);
-                (TopicEntry { slots: slots.into_boxed_slice(), added: self.added + 1, peak }, true)
+                Some((TopicEntry { slots: slots.into_boxed_slice(), added: self.added + 1, peak }, true))
             }
         }
     }
@@ -155,9 +157,13 @@ mod tests {
     impl Fixture {
         fn put(&mut self, name: &str, flag: i32) -> bool {
             let id = self.interner.intern(&mut self.names, &Arc::from(name));
-            let (e, new) = self.e.with(id, q(flag), &self.names);
-            self.e = e;
-            new
+            match self.e.put(id, q(flag), &self.names) {
+                Some((e, new)) => {
+                    self.e = e;
+                    new
+                }
+                None => false,
+            }
         }
         fn remove(&mut self, name: &str) {
             self.e = self.e.without(name, &self.names).expect("present");
