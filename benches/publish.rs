@@ -110,6 +110,27 @@ fn reregister_10k(c: &mut Criterion) {
         )
     });
     g.bench_function("clone_request_only", |b| b.iter(|| black_box(base.clone())));
+
+    // The writer's side of a recognised body (decision 0012): the request carries only its DataVersion. The mark
+    // is opaque to the tables; the decoder's side (CRC + recognising 1.7 MB) is in `cargo bench --bench codec`.
+    let mark = namesrv::model::BodyMark { dv_start: 64, digest: 7 };
+    let mut tables = RouteTables::new();
+    tables.register_marked(base.clone(), Some(mark), 513, 0, common::settings()).expect("registered");
+    let gen = tables.generation();
+    let lean = RegisterBroker { body: Default::default(), ..base.clone() };
+    g.bench_function("same_body_new_data_version", |b| {
+        b.iter_batched(
+            || {
+                counter += 1;
+                let mut r = Box::new(lean.clone());
+                r.body.data_version.counter = counter;
+                r
+            },
+            |req| black_box(tables.register_same(req, &mark, 513, 0, common::settings()).expect("recognised")),
+            BatchSize::SmallInput,
+        )
+    });
+    assert_eq!(tables.generation(), gen, "a recognised body changes nothing visible");
     g.finish();
 }
 
