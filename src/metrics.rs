@@ -11,6 +11,8 @@ use crate::limit::Limit;
 use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
+mod process;
+
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
 use crate::protocol::code::REQUEST_NAMES as CODES;
 const N: usize = CODES.len() + 1;
@@ -138,24 +140,11 @@ pub struct AclMetrics {
 }
 
 /// Everything `/metrics` shows.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Metrics {
     pub reactors: Vec<Arc<ReactorMetrics>>,
     pub writer: Arc<WriterMetrics>,
     pub acl: Arc<AclMetrics>,
-    /// When the server started (`process_start_time_seconds`).
-    pub started: std::time::SystemTime,
-}
-
-impl Default for Metrics {
-    fn default() -> Metrics {
-        Metrics {
-            reactors: Vec::new(),
-            writer: Arc::default(),
-            acl: Arc::default(),
-            started: std::time::SystemTime::now(),
-        }
-    }
 }
 
 impl Metrics {
@@ -281,39 +270,8 @@ impl Metrics {
             "Failed KV file saves.",
             w.kv_write_failures.load(Relaxed),
         );
-        process(&mut o, self.started);
+        process::render(&mut o);
         o
-    }
-}
-
-/// The process metrics every Prometheus exporter has (Linux `/proc/self`; absent elsewhere), and the build.
-fn process(o: &mut String, started: std::time::SystemTime) {
-    let _ = writeln!(
-        o,
-        "# HELP namesrv_build_info The running build.\n# TYPE namesrv_build_info gauge\n\
-         namesrv_build_info{{version=\"{}\",commit=\"{}\"}} 1",
-        env!("CARGO_PKG_VERSION"),
-        env!("NAMESRV_COMMIT")
-    );
-    let start = started.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-    metric(o, "process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch.", start);
-    // Fields 14 and 15 of /proc/self/stat (after the parenthesised command name): user and system time in
-    // USER_HZ ticks, which Linux fixes at 100 per second for user space.
-    if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
-        let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
-        let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
-        metric(o, "process_cpu_seconds_total", "counter", "User and system CPU time.", ticks as f64 / 100.0);
-    }
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        let kib = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok());
-        if let Some(kib) = kib {
-            metric(o, "process_resident_memory_bytes", "gauge", "Resident set size.", kib * 1024);
-        }
-    }
-    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
-        metric(o, "process_open_fds", "gauge", "Open file descriptors.", fds.count());
     }
 }
 

@@ -1,6 +1,6 @@
-//! `mqnamesrv admin …` end to end: the built binary against our server started in-process (and, in one test, the
-//! real Java 5.5.0 name server), every command in table and `--json` form, `diff` across servers, and the error
-//! paths with their exit codes (1 server error, 2 unreachable or bad arguments).
+//! `mqnamesrv admin …` end to end: the built binary against our server started in-process (and, with
+//! `--features peers`, the real Java 5.5.0 name server), every command in table and `--json` form, `diff` across
+//! servers, and the error paths with their exit codes (1 server error, 2 unreachable or bad arguments).
 
 mod support;
 
@@ -401,61 +401,6 @@ fn server_flags_still_work_without_the_subcommand() {
     assert!(text.lines().any(|l| l == "listenPort=9876"), "{text}");
 }
 
-/// Against the real Java 5.5.0 name server: cluster info in fastjson's default dialect (bare integer keys), topic
-/// list, KV, config, and a diff with ours after registering the same brokers with both.
-#[test]
-fn against_the_java_namesrv() {
-    let java = support::java::JavaNamesrv::start(support::java::JAVA_5X);
-    let j = java.addr().to_string();
-    let _java_brokers = [register(java.addr(), &MASTER, TOPICS), register(java.addr(), &SLAVE, TOPICS)];
-    let ours = with_brokers();
-    let o = ours.addr();
-
-    let text = squeeze(&admin(&["-n", &j, "cluster"]).ok().stdout);
-    assert_eq!(
-        text,
-        "CLUSTER BROKER ID ADDRESS\nDefaultCluster broker-a 0 127.0.0.1:10911\nDefaultCluster broker-a 1 127.0.0.2:10911",
-        "{}",
-        java.log()
-    );
-    let v = admin(&["-n", &j, "--json", "cluster"]).ok().json();
-    assert_eq!(v["brokerAddrTable"]["broker-a"]["brokerAddrs"]["1"], "127.0.0.2:10911");
-
-    assert_eq!(admin(&["-n", &j, "topics"]).ok().stdout, "Alpha\nTopicTest\n");
-    let text = squeeze(&admin(&["-n", &j, "route", "TopicTest"]).ok().stdout);
-    assert!(text.contains("broker-a 4 4 RW- (6) 0"), "{text}");
-    assert_eq!(admin(&["-n", &j, "route", "NoSuchTopic"]).code, 1);
-
-    admin(&["-n", &j, "kv", "put", "NS", "k", "v 1"]).ok();
-    assert_eq!(admin(&["-n", &j, "kv", "get", "NS", "k"]).ok().stdout, "v 1\n");
-    assert_eq!(
-        admin(&["-n", &j, "--json", "kv", "list", "NS"]).ok().json()["table"],
-        serde_json::json!({ "k": "v 1" })
-    );
-    let run = admin(&["-n", &j, "kv", "get", "NS", "missing"]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("QUERY_NOT_FOUND (22)"), "{}", run.stderr);
-
-    let v = admin(&["-n", &j, "--json", "config", "get"]).ok().json();
-    assert_eq!(v["listenPort"], java.port().to_string());
-    assert_eq!(v["orderMessageEnable"], "false");
-    let run = admin(&["-n", &j, "config", "set", "kvConfigPath=/tmp/x.json"]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("NO_PERMISSION (16): Can not update config in black list."), "{}", run.stderr);
-
-    let run = admin(&["diff", "-n", &j, "-n", &o]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("Identical"), "{}", run.stdout);
-
-    // One broker only on the Java side: the diff says so.
-    let _extra = register(java.addr(), &OTHER, &[("Beta", 2, 2, 6), ("Gamma", 1, 1, 6)]);
-    let run = admin(&["--json", "diff", "-n", &j, "-n", &o]);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let kinds: Vec<String> =
-        run.json()["differences"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect();
-    assert_eq!(kinds, ["broker_missing", "topic_missing", "topic_missing"]);
-}
-
 /// Against a server with `aclEnable=true`: unsigned writes and reads are refused; `--accessKey/--secretKey` or
 /// mqadmin's `$ROCKETMQ_HOME/conf/tools.yml` sign them.
 #[test]
@@ -508,4 +453,69 @@ fn mqadmin_habits_for_the_address_and_the_topic() {
     assert_eq!(run(&["admin", "topicRoute", "-t", "TopicTest", "-n", &a], Some("127.0.0.1:1")), expected, "-n wins");
     let refused = admin(&["-n", &a, "topicRoute", "-t", "A", "B"]);
     assert_eq!(refused.code, 2, "a topic and -t together: {}", refused.stderr);
+}
+
+/// Needs Java 17+ and Maven (`--features peers`).
+#[cfg(feature = "peers")]
+mod java_peers {
+    use super::*;
+
+    /// Against the real Java 5.5.0 name server: cluster info in fastjson's default dialect (bare integer keys), topic
+    /// list, KV, config, and a diff with ours after registering the same brokers with both.
+    #[test]
+    fn against_the_java_namesrv() {
+        let java = support::java::JavaNamesrv::start(support::java::JAVA_5X);
+        let j = java.addr().to_string();
+        let _java_brokers = [register(java.addr(), &MASTER, TOPICS), register(java.addr(), &SLAVE, TOPICS)];
+        let ours = with_brokers();
+        let o = ours.addr();
+
+        let text = squeeze(&admin(&["-n", &j, "cluster"]).ok().stdout);
+        assert_eq!(
+            text,
+            "CLUSTER BROKER ID ADDRESS\nDefaultCluster broker-a 0 127.0.0.1:10911\nDefaultCluster broker-a 1 127.0.0.2:10911",
+            "{}",
+            java.log()
+        );
+        let v = admin(&["-n", &j, "--json", "cluster"]).ok().json();
+        assert_eq!(v["brokerAddrTable"]["broker-a"]["brokerAddrs"]["1"], "127.0.0.2:10911");
+
+        assert_eq!(admin(&["-n", &j, "topics"]).ok().stdout, "Alpha\nTopicTest\n");
+        let text = squeeze(&admin(&["-n", &j, "route", "TopicTest"]).ok().stdout);
+        assert!(text.contains("broker-a 4 4 RW- (6) 0"), "{text}");
+        assert_eq!(admin(&["-n", &j, "route", "NoSuchTopic"]).code, 1);
+
+        admin(&["-n", &j, "kv", "put", "NS", "k", "v 1"]).ok();
+        assert_eq!(admin(&["-n", &j, "kv", "get", "NS", "k"]).ok().stdout, "v 1\n");
+        assert_eq!(
+            admin(&["-n", &j, "--json", "kv", "list", "NS"]).ok().json()["table"],
+            serde_json::json!({ "k": "v 1" })
+        );
+        let run = admin(&["-n", &j, "kv", "get", "NS", "missing"]);
+        assert_eq!(run.code, 1);
+        assert!(run.stderr.contains("QUERY_NOT_FOUND (22)"), "{}", run.stderr);
+
+        let v = admin(&["-n", &j, "--json", "config", "get"]).ok().json();
+        assert_eq!(v["listenPort"], java.port().to_string());
+        assert_eq!(v["orderMessageEnable"], "false");
+        let run = admin(&["-n", &j, "config", "set", "kvConfigPath=/tmp/x.json"]);
+        assert_eq!(run.code, 1);
+        assert!(run.stderr.contains("NO_PERMISSION (16): Can not update config in black list."), "{}", run.stderr);
+
+        let run = admin(&["diff", "-n", &j, "-n", &o]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("Identical"), "{}", run.stdout);
+
+        // One broker only on the Java side: the diff says so.
+        let _extra = register(java.addr(), &OTHER, &[("Beta", 2, 2, 6), ("Gamma", 1, 1, 6)]);
+        let run = admin(&["--json", "diff", "-n", &j, "-n", &o]);
+        assert_eq!(run.code, 1, "{}", run.stdout);
+        let kinds: Vec<String> = run.json()["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["kind"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(kinds, ["broker_missing", "topic_missing", "topic_missing"]);
+    }
 }

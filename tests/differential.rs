@@ -5,7 +5,8 @@
 //!
 //! `random.rs` adds seeded random sequences (`NAMESRV_DIFF_SEEDS`, `NAMESRV_DIFF_STEPS` run more by hand).
 //!
-//! Needs Java 17 and Maven (the jars are fetched once into `~/.cache/namesrv-peers` by `tests/peers/fetch.sh`).
+//! Needs Java 17 and Maven (the jars are fetched once into `~/.cache/namesrv-peers` by `tests/peers/fetch.sh`);
+//! built and run with `--features peers` only.
 
 mod support;
 

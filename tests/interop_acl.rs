@@ -19,7 +19,7 @@
 //!
 //! The test's own raw probes connect to `127.0.0.1` (white-listed) to poll routes, and to `[::1]` unsigned to show
 //! that the white list really is what let the broker in. Tests take a lock and run one after another, each with its
-//! own server and broker.
+//! own server and broker. Built and run with `--features peers` only.
 
 mod support;
 

@@ -10,8 +10,9 @@
 //! 4. The recorded requests are replayed, in order and on the same connection grouping, against a fresh Java 5.5.0
 //!    name server and a fresh one of ours, and every reply is compared after normalisation (`support::differ`).
 //!
-//! Needs Java 17+ and Maven, Go, Python 3 with venv and pip, Node.js and npm; the peers come from Maven Central,
-//! the Go module proxy, PyPI and npm into `~/.cache/namesrv-peers` (see `docs/interop.md`).
+//! Runs with `--features peers`. Needs Java 17+ and Maven, Go, Python 3 with venv and pip, Node.js and npm; the
+//! peers come from Maven Central, the Go module proxy, PyPI and npm into `~/.cache/namesrv-peers` (see
+//! `docs/interop.md`). The recording proxy alone is checked by `tests/recorder.rs`, which needs no peer.
 
 mod support;
 
@@ -170,62 +171,4 @@ fn cpp_and_ali_ons_clients_recorded_then_replayed_against_java() {
         t0,
         &format!("replayed {} requests against Java {JAVA_5X} and ours: no unexplained difference", requests.len()),
     );
-}
-
-/// The recording proxy alone, against our binary (no JVM): it forwards requests and replies unchanged, records each
-/// request frame byte for byte, each reply, one-way requests and the close in order, and closes upstream when the
-/// client closes (a broker registered through it is evicted by that close).
-#[test]
-fn recorder_records_frames_and_passes_the_close_on() {
-    use namesrv::protocol::frame;
-    use support::client::Client;
-    use support::recorder::{decode_frame, Event};
-    use support::registration;
-
-    let ours = support::ours::OurNamesrv::start();
-    let recorder = Recorder::start(ours.addr());
-    let broker = registration::Broker { cluster: "RecCluster", name: "rec-broker", addr: "127.0.0.1:10911", id: 0 };
-    let mut c = Client::connect(recorder.addr());
-    let register = broker.register(&["RecTopicA", "RecTopicB"], 1, 513);
-    let mut sent = bytes::BytesMut::new();
-    frame::encode(&register, &mut sent);
-    assert_eq!(c.request(register.clone()).code, 0, "REGISTER_BROKER through the recorder");
-    assert!(route(ours.addr(), "RecTopicA").is_some(), "registered through the recorder");
-    c.oneway(registration::new_cmd(Rc::GET_BROKER_CLUSTER_INFO));
-    let reply = c.request(registration::new_cmd(Rc::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "RecTopicB"));
-    assert_eq!(reply.code, 0);
-    drop(c);
-    wait_for(
-        "the broker to be evicted after its connection through the recorder closed",
-        Duration::from_secs(10),
-        || route(ours.addr(), "RecTopicA").is_none().then_some(()),
-        || ours.log(),
-    );
-
-    let recording = recorder.stop();
-    let kinds: Vec<&str> = recording
-        .events
-        .iter()
-        .map(|e| match e {
-            Event::Request { frame, .. } if decode_frame(frame).unwrap().is_oneway() => "oneway",
-            Event::Request { .. } => "request",
-            Event::Reply { .. } => "reply",
-            Event::Closed { .. } => "closed",
-        })
-        .collect();
-    assert_eq!(kinds, ["request", "reply", "oneway", "request", "reply", "closed"], "{:?}", recording.events);
-    assert!(recording.events.iter().all(|e| matches!(
-        e,
-        Event::Request { conn: 1, .. } | Event::Reply { conn: 1, .. } | Event::Closed { conn: 1 }
-    )));
-    assert!(
-        matches!(&recording.events[0], Event::Request { frame, .. } if frame.as_slice() == &sent[..]),
-        "the request is recorded byte for byte"
-    );
-    assert!(
-        matches!(&recording.events[1], Event::Reply { frame, .. } if decode_frame(frame).unwrap().opaque == register.opaque)
-    );
-    let dir = tempfile::tempdir().unwrap();
-    recording.save(&dir.path().join("r.bin"));
-    assert_eq!(Recording::load(&dir.path().join("r.bin")).events, recording.events, "save/load round trip");
 }

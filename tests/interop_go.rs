@@ -1,6 +1,6 @@
 //! Interop with the Apache RocketMQ Go client (rocketmq-client-go/v2 v2.1.2): through our `mqnamesrv` it finds a
 //! real Java 5.5.0 broker, produces and consumes, and lists topics. Needs Go, Java 17+ and Maven; see
-//! `docs/interop.md`.
+//! `docs/interop.md`. Built and run with `--features peers` only.
 
 mod support;
 

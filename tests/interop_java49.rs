@@ -1,6 +1,6 @@
 //! Interop with real Apache RocketMQ 4.9.x software: broker 4.9.7 (the newest 4.9 broker on Maven Central;
 //! 4.9.8 was never published there), mqadmin and Java client 4.9.8, with our `mqnamesrv` as the name server.
-//! Needs Java 17+ and Maven; see `docs/interop.md`.
+//! Needs Java 17+ and Maven; see `docs/interop.md`. Built and run with `--features peers` only.
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Interop with real Apache RocketMQ 5.5.0 software (broker, mqadmin, Java client), with our `mqnamesrv` as the
 //! name server. Needs Java 17+ and Maven (the peers are fetched by `tests/peers/fetch.sh`); see `docs/interop.md`.
+//! Built and run with `--features peers` only.
 
 mod support;
 

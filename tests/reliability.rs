@@ -158,7 +158,9 @@ impl Garbage {
                 v[0] |= 0x02; // ≥ 32 MiB declared: over the limit whatever follows
                 v
             }
-            Garbage::WrongProtocol if seed % 2 == 0 => b"GET /cluster HTTP/1.1\r\nHost: namesrv\r\n\r\n".to_vec(),
+            Garbage::WrongProtocol if seed.is_multiple_of(2) => {
+                b"GET /cluster HTTP/1.1\r\nHost: namesrv\r\n\r\n".to_vec()
+            }
             // The start of a TLS 1.2 ClientHello record.
             // HTTP: "GET " read as a length prefix is over the frame limit. (A first byte 0x16 would be a TLS
             // ClientHello, which the default permissive TLS mode waits to complete.)

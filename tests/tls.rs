@@ -1,7 +1,7 @@
 //! TLS on the shared port (`tls.server.mode`, §8.1 of the reference): the first byte of a connection decides
 //! between TLS and plain remoting, and the mode closes what it does not allow — as Java's `TlsModeHandler` does.
-//! In-process servers with a rustls client, plus real Java peers (`mqadmin`, a Java client) with
-//! `-Dtls.enable=true` against a server in enforcing mode.
+//! In-process servers with a rustls client; with `--features peers`, also real Java peers (`mqadmin`, a Java
+//! client) with `-Dtls.enable=true` against a server in enforcing mode.
 
 mod support;
 
@@ -12,8 +12,6 @@ use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use support::client::Client;
 use support::inproc::InProc;
-use support::java::{JAVA_49, JAVA_5X};
-use support::mqadmin::{JavaClient, MqAdmin};
 use support::registration::{new_cmd, Broker};
 use support::tls::{trust_anything, trust_only, write_identity, TlsClient};
 
@@ -174,37 +172,48 @@ fn binary_reads_tls_system_properties_and_refuses_a_broken_enforcing_setup() {
     assert!(out.stderr.contains("/nonexistent/cert.pem"), "{}", out.stderr);
 }
 
-/// Real Java peers over TLS: `mqadmin` 5.5.0 and 4.9.8 and a Java 5.5.0 client with `-Dtls.enable=true` (client
-/// test mode, the default, trusts the generated certificate) against a server in enforcing mode; without it,
-/// `mqadmin` is shut out.
-#[test]
-fn java_mqadmin_and_client_over_tls_in_enforcing_mode() {
-    let f = start(|c| c.tls_server_mode = "enforcing".into());
-    let mut tls = tls(&f);
-    assert_eq!(tls.request(&BROKER.register(&["TopicTls", "TopicTls2"], 1, 513)).unwrap().code, ResponseCode::SUCCESS);
-    let namesrv = f.addr().to_string();
-    let tls_on = vec!["-Dtls.enable=true".to_string()];
+/// Needs Java 17+ and Maven (`--features peers`).
+#[cfg(feature = "peers")]
+mod java_peers {
+    use super::*;
+    use support::java::{JAVA_49, JAVA_5X};
+    use support::mqadmin::{JavaClient, MqAdmin};
 
-    let mut admin = MqAdmin::new(JAVA_5X);
-    admin.jvm_props = tls_on.clone();
-    let clusters = admin.ok(&namesrv, &["clusterList"]);
-    assert!(clusters.contains("TlsCluster") && clusters.contains("broker-tls"), "clusterList:\n{clusters}");
-    let config = admin.ok(&namesrv, &["getNamesrvConfig"]);
-    assert!(config.contains("kvConfigPath"), "getNamesrvConfig:\n{config}");
+    /// Real Java peers over TLS: `mqadmin` 5.5.0 and 4.9.8 and a Java 5.5.0 client with `-Dtls.enable=true` (client
+    /// test mode, the default, trusts the generated certificate) against a server in enforcing mode; without it,
+    /// `mqadmin` is shut out.
+    #[test]
+    fn java_mqadmin_and_client_over_tls_in_enforcing_mode() {
+        let f = start(|c| c.tls_server_mode = "enforcing".into());
+        let mut tls = tls(&f);
+        assert_eq!(
+            tls.request(&BROKER.register(&["TopicTls", "TopicTls2"], 1, 513)).unwrap().code,
+            ResponseCode::SUCCESS
+        );
+        let namesrv = f.addr().to_string();
+        let tls_on = vec!["-Dtls.enable=true".to_string()];
 
-    let mut client = JavaClient::new(JAVA_5X);
-    client.jvm_props = tls_on;
-    let queues = client.route(&namesrv, "TopicTls");
-    assert_eq!(queues.len(), 4, "{queues:?}");
-    assert!(queues.iter().all(|(b, _)| b == "broker-tls"), "{queues:?}");
+        let mut admin = MqAdmin::new(JAVA_5X);
+        admin.jvm_props = tls_on.clone();
+        let clusters = admin.ok(&namesrv, &["clusterList"]);
+        assert!(clusters.contains("TlsCluster") && clusters.contains("broker-tls"), "clusterList:\n{clusters}");
+        let config = admin.ok(&namesrv, &["getNamesrvConfig"]);
+        assert!(config.contains("kvConfigPath"), "getNamesrvConfig:\n{config}");
 
-    // 4.9.x clients have the same switch.
-    let mut admin49 = MqAdmin::new(JAVA_49);
-    admin49.jvm_props = vec!["-Dtls.enable=true".to_string()];
-    let clusters = admin49.ok(&namesrv, &["clusterList"]);
-    assert!(clusters.contains("broker-tls"), "4.9 clusterList:\n{clusters}");
+        let mut client = JavaClient::new(JAVA_5X);
+        client.jvm_props = tls_on;
+        let queues = client.route(&namesrv, "TopicTls");
+        assert_eq!(queues.len(), 4, "{queues:?}");
+        assert!(queues.iter().all(|(b, _)| b == "broker-tls"), "{queues:?}");
 
-    admin.jvm_props.clear();
-    let refused = admin.run(&namesrv, &["clusterList"]);
-    assert!(!refused.stdout.contains("broker-tls"), "a plain mqadmin was served:\n{}", refused.stdout);
+        // 4.9.x clients have the same switch.
+        let mut admin49 = MqAdmin::new(JAVA_49);
+        admin49.jvm_props = vec!["-Dtls.enable=true".to_string()];
+        let clusters = admin49.ok(&namesrv, &["clusterList"]);
+        assert!(clusters.contains("broker-tls"), "4.9 clusterList:\n{clusters}");
+
+        admin.jvm_props.clear();
+        let refused = admin.run(&namesrv, &["clusterList"]);
+        assert!(!refused.stdout.contains("broker-tls"), "a plain mqadmin was served:\n{}", refused.stdout);
+    }
 }

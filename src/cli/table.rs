@@ -40,7 +40,7 @@ impl Table {
                 }
                 line.push_str(cell);
                 if i + 1 < row.len() {
-                    line.extend(std::iter::repeat(' ').take(widths[i] - cell.chars().count()));
+                    line.extend(std::iter::repeat_n(' ', widths[i] - cell.chars().count()));
                 }
             }
             out.push_str(line.trim_end());

@@ -104,7 +104,7 @@ impl Model {
             return None;
         }
         let old = bd.broker_addrs.insert(id, a.clone());
-        first = first || old.map_or(true, |o| o.is_empty());
+        first = first || old.is_none_or(|o| o.is_empty());
         let is_master = id == 0;
         let prime = !old_broker && !is_master && *bd.broker_addrs.keys().next().unwrap() == id;
         let acting_master = bd.enable_acting_master;
@@ -211,7 +211,7 @@ impl Model {
             }
             for n in &reduced {
                 if let (Some(qd), Some(bd)) = (qds.get_mut(n), self.brokers.get(n)) {
-                    let no_master = bd.broker_addrs.keys().next().map_or(true, |m| *m > 0);
+                    let no_master = bd.broker_addrs.keys().next().is_none_or(|m| *m > 0);
                     if bd.enable_acting_master && no_master {
                         qd.perm &= !2;
                     }

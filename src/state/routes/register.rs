@@ -121,7 +121,7 @@ impl RouteTables {
 
         // 8.
         let old = plan.bd.broker_addrs.insert(id, req.broker_addr.clone());
-        plan.register_first |= old.map_or(true, |a| a.is_empty());
+        plan.register_first |= old.is_none_or(|a| a.is_empty());
 
         // 9. A prime slave (the smallest id of a master-less group) files its topics too; Java clears their write
         // bit only when the group enables acting master (`isPrimeSlave && brokerData.isEnableActingMaster()`).
@@ -229,11 +229,11 @@ impl RouteTables {
         }
 
         // Read before step 11 replaces the live entry.
-        let version_changed = self.live.get(cluster, addr).map_or(true, |l| l.data_version != body.data_version);
+        let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self.view.topics.get(tc.topic_name.as_str()).map_or(true, |e| !e.contains(name, &self.view.names));
+                || self.view.topics.get(tc.topic_name.as_str()).is_none_or(|e| !e.contains(name, &self.view.names));
             if !changed {
                 continue;
             }

@@ -62,7 +62,7 @@ impl RouteTables {
             let Some(bd) = self.view.brokers.get(&**name).cloned() else {
                 continue;
             };
-            let no_master = bd.min_broker().map_or(true, |(m, _)| m > 0);
+            let no_master = bd.min_broker().is_none_or(|(m, _)| m > 0);
             if bd.enable_acting_master && no_master {
                 self.map_perm_of_broker(name, |p| p & !perm::WRITE);
             }
