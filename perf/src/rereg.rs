@@ -154,7 +154,7 @@ fn run_phase(
             Phase::Changed => {
                 *counter += 1;
                 // Each broker's bodies alternate, so every one differs from that broker's previous one.
-                body(topics, *counter, if (i / brokers.len()) % 2 == 0 { a.changed } else { 0 })
+                body(topics, *counter, if (i / brokers.len()).is_multiple_of(2) { a.changed } else { 0 })
             }
         })
         .collect();

@@ -146,7 +146,7 @@ impl RouteTables {
                     let version_changed = self
                         .live
                         .get(&plan.cluster, &plan.addr)
-                        .map_or(true, |l| l.data_version != req.body.data_version);
+                        .is_none_or(|l| l.data_version != req.body.data_version);
                     a.read_only == read_only
                         && a.epoch == self.epoch(&plan.name)
                         && (a.exact || !(version_changed || plan.register_first))
