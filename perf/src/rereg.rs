@@ -9,13 +9,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use clap::Args;
-use namesrv::model::{DataVersion, RegisterBrokerBody, TopicConfig};
-use namesrv::protocol::body::encode_register_broker_body;
 
 use crate::scenarios::running;
 use crate::servers::Kind;
 use crate::topology;
-use crate::wire::{BlockingConn, BrokerIdent, CLIENT_VERSION};
+use crate::wire::{BlockingConn, BrokerIdent};
 use crate::Target;
 
 #[derive(Args, Debug)]
@@ -45,23 +43,9 @@ pub struct ReregArgs {
     warmup: usize,
 }
 
-/// A 5.x master's body: perm 4 for the first `flipped` topics, DataVersion `counter` at a fixed timestamp (the
-/// 5.x `mappingDataVersion` our encoder writes follows the timestamp; a broker's own changes only with mappings).
+/// A 5.x master's body: perm 4 for the first `flipped` topics, DataVersion `counter`.
 fn body(topics: &[String], counter: i64, flipped: usize) -> Bytes {
-    let body = RegisterBrokerBody {
-        data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 },
-        topic_configs: topics
-            .iter()
-            .enumerate()
-            .map(|(i, t)| TopicConfig {
-                perm: if i < flipped { 4 } else { 6 },
-                ..TopicConfig::with_defaults(t.as_str())
-            })
-            .collect(),
-        mapping_infos: Vec::new(),
-        filter_server_list: Some(Vec::new()),
-    };
-    Bytes::from(encode_register_broker_body(&body, false, CLIENT_VERSION))
+    crate::wire::register_body(topics, counter, flipped)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

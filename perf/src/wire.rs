@@ -51,10 +51,13 @@ pub fn register_request(b: &BrokerIdent, body: Bytes, opaque: i32, st: Serialize
     cmd
 }
 
-/// A RegisterBrokerBody JSON for `topics` at DataVersion `counter`; the first `read_only` topics get perm 4.
+/// A RegisterBrokerBody JSON for `topics` at DataVersion `counter`; the first `read_only` topics get perm 4. The
+/// timestamp stays put: the 5.x `mappingDataVersion` our encoder writes follows it, while a real broker's changes
+/// only with its static-topic mappings — so two bodies with the same topics differ only in `dataVersion`, as a
+/// broker's do.
 pub fn register_body(topics: &[String], counter: i64, read_only: usize) -> Bytes {
     let body = RegisterBrokerBody {
-        data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 + counter },
+        data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 },
         topic_configs: topics
             .iter()
             .enumerate()
