@@ -6,7 +6,6 @@ use std::sync::Arc;
 use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
-use super::same::Application;
 use super::{MinBrokerIdNotice, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
 
 const MASTER_ID: i64 = 0;
@@ -34,6 +33,14 @@ pub(super) enum Step {
     /// On to step 10: `applies` for a master or prime slave, whose topics are filed (write bit cleared when
     /// `read_only`).
     Proceed { applies: bool, read_only: bool },
+}
+
+/// How a full registration's topic table was applied, for its record.
+pub(super) struct Application {
+    pub mark: Option<BodyMark>,
+    pub version: i32,
+    /// `Some((read_only, exact))` when the topics were applied.
+    pub applied: Option<(bool, bool)>,
 }
 
 impl RouteTables {

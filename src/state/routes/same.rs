@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::model::{BodyMark, BrokerId};
 
-use super::register::Step;
+use super::register::{Application, Step};
 use super::{RegisterBroker, RegisterOutcome, RouteSettings, RouteTables};
 
 /// What the decoder needs to recognise the next body of a broker: published in the view.
@@ -50,14 +50,6 @@ pub(super) struct Applied {
     /// Every topic was put (first registration or a changed DataVersion), so every queue equals the body's; after
     /// an application that only added missing topics, some may not, and a changed DataVersion needs the body.
     exact: bool,
-}
-
-/// How a full registration's topic table was applied, for its record.
-pub(super) struct Application {
-    pub mark: Option<BodyMark>,
-    pub version: i32,
-    /// `Some((read_only, exact))` when the topics were applied.
-    pub applied: Option<(bool, bool)>,
 }
 
 impl RouteTables {
