@@ -60,6 +60,9 @@ pub struct Writer {
     metrics: Arc<WriterMetrics>,
     /// Brokers restored by a warm restart that have not re-registered yet: (cluster, address).
     provisional: std::collections::HashSet<(String, String)>,
+    /// Registrations of the current batch applied without decoding their body; counted after the publish, as
+    /// `WriterMetrics::registrations` is.
+    same_bodies: u64,
     last_route_save: Instant,
     /// `writerQueueBytes`: given back as each command is taken from the queue.
     queue_bytes: Arc<crate::limit::ByteBudget>,
@@ -100,6 +103,7 @@ impl Writer {
             clock,
             metrics,
             provisional: Default::default(),
+            same_bodies: 0,
             last_route_save: Instant::now(),
             route_save: None,
             queue_bytes: Default::default(),
@@ -275,6 +279,7 @@ impl Writer {
         // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
         // `WriterMetrics::registrations`.
         self.metrics.registrations.fetch_add(registrations as u64, Release);
+        self.metrics.same_body_registrations.fetch_add(std::mem::take(&mut self.same_bodies), Release);
         self.metrics.connection_closes.fetch_add(closes as u64, Release);
         self.metrics.expiry_scans.fetch_add(u64::from(expire), Release);
         for (origin, mut outcome, audit) in pending {
@@ -316,7 +321,7 @@ impl Writer {
         };
         match self.tables.register_same(req, &same.mark, same.version, now, s) {
             Ok(outcome) => {
-                self.metrics.same_body_registrations.fetch_add(1, Relaxed);
+                self.same_bodies += 1;
                 outcome
             }
             Err(mut req) => {
