@@ -18,15 +18,15 @@ pub use crate::state::routes::REGISTER_FAILED;
 /// as Java answers a bad body.
 pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let config = &ctx.snapshot.config;
-    match decode_register_against(req, config.max_inflated_body, &ctx.snapshot.routes) {
+    match decode_register_against(req, config.max_inflated_body, Some(&ctx.snapshot.routes)) {
         Ok(Some((reg, body)))
-            if config.max_topics_per_registration > 0 && topics(&reg, &body) > config.max_topics_per_registration =>
+            if config.max_topics_per_registration > 0 && body.topics(&reg) > config.max_topics_per_registration =>
         {
             let remark = format!(
                 "[LIMIT] registration of broker {} carries {} topics, more than maxTopicsPerRegistration={}; \
                  nothing applied",
                 reg.broker_name,
-                topics(&reg, &body),
+                body.topics(&reg),
                 config.max_topics_per_registration
             );
             Action::Refused(system_error(req, remark), Limit::TopicsPerRegistration)
@@ -42,13 +42,6 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
             Action::Refused(system_error(req, e.to_string()), Limit::InflatedBody)
         }
         Err(e) => Action::Reply(system_error(req, e.to_string())),
-    }
-}
-
-fn topics(reg: &RegisterBroker, body: &RegisterBody) -> usize {
-    match body {
-        RegisterBody::Same(same) => same.topics,
-        RegisterBody::Decoded { .. } => reg.body.topic_configs.len(),
     }
 }
 
@@ -69,7 +62,7 @@ pub enum RegisterError {
 /// text as the remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no
 /// connection.
 pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, RegisterError> {
-    decode_register_against(req, max_inflated, &RouteView::default()).map(|r| r.map(|(reg, _)| reg))
+    decode_register_against(req, max_inflated, None).map(|r| r.map(|(reg, _)| reg))
 }
 
 /// `decode_register`, recognising the body as the broker's last one (at a new DataVersion) when `routes` holds
@@ -77,15 +70,18 @@ pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Opt
 fn decode_register_against(
     req: &RemotingCommand,
     max_inflated: usize,
-    routes: &RouteView,
+    routes: Option<&RouteView>,
 ) -> Result<Option<(RegisterBroker, RegisterBody)>, RegisterError> {
     let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
     if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
         return Err(RegisterError::CrcMismatch);
     }
     let compressed = req.ext_bool("compressed");
-    let known = match (req.ext("clusterName"), req.ext("brokerAddr")) {
-        (Some(cluster), Some(addr)) => routes.body_mark(cluster, addr).filter(|m| m.version == req.version),
+    let (cluster, addr, name) = (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"));
+    let known = match (routes, cluster, addr) {
+        (Some(routes), Some(cluster), Some(addr)) => {
+            routes.body_mark(cluster, addr).filter(|m| m.version == req.version)
+        }
         _ => None,
     };
     let same = known.and_then(|m| Some((m, body::same_register_body(&req.body, &m.mark)?)));
@@ -107,9 +103,7 @@ fn decode_register_against(
         }
     };
     let broker_id = req.ext_i64("brokerId").ok_or(RegisterError::NoBrokerId)?;
-    let (Some(cluster), Some(addr), Some(name)) =
-        (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"))
-    else {
+    let (Some(cluster), Some(addr), Some(name)) = (cluster, addr, name) else {
         return Ok(None);
     };
     let reg = RegisterBroker {

@@ -38,6 +38,16 @@ pub enum RegisterBody {
     Same(Box<SameBody>),
 }
 
+impl RegisterBody {
+    /// Topics in the registration `reg` carries this body for (a recognised body's count is its record's).
+    pub fn topics(&self, reg: &RegisterBroker) -> usize {
+        match self {
+            RegisterBody::Decoded { .. } => reg.body.topic_configs.len(),
+            RegisterBody::Same(same) => same.topics,
+        }
+    }
+}
+
 /// A state change, decoded and validated by a reactor; the writer only applies it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
@@ -92,11 +102,7 @@ impl WriteOp {
                 push(&mut out, "brokerName", &r.broker_name);
                 push(&mut out, "brokerAddr", &r.broker_addr);
                 push(&mut out, "brokerId", &r.broker_id.to_string());
-                let topics = match body {
-                    RegisterBody::Decoded { .. } => r.body.topic_configs.len(),
-                    RegisterBody::Same(same) => same.topics,
-                };
-                push(&mut out, "topics", &topics.to_string());
+                push(&mut out, "topics", &body.topics(r).to_string());
                 push(&mut out, "sameBody", if matches!(body, RegisterBody::Same(_)) { "true" } else { "false" });
             }
             WriteOp::UnregisterBroker(u) => {
