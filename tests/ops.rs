@@ -25,6 +25,12 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// The value of an unlabelled metric in a `/metrics` text; panics when it is missing.
+fn metric_value(text: &str, name: &str) -> f64 {
+    let line = text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no {name}"));
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
+}
+
 /// The in-process fixture with the HTTP endpoint on.
 fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
     InProc::start(|c| {
@@ -72,10 +78,7 @@ fn metrics_and_json_endpoints() {
     }
     if cfg!(target_os = "linux") {
         // Process metrics: present, and plausible for this test process.
-        let value = |name: &str| -> f64 {
-            let line = text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no {name}"));
-            line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
-        };
+        let value = |name: &str| metric_value(&text, name);
         let rss = value("process_resident_memory_bytes");
         assert!(rss > 1e6, "{rss}");
         assert!(value("process_virtual_memory_bytes") >= rss, "virtual memory includes the resident set");
@@ -282,11 +285,7 @@ fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
     let http = srv.http_addr().expect("HTTP enabled");
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
     let mut c = Client::connect(srv.local_addr());
-    let same_bodies = || {
-        let text = get(http, "/metrics").1;
-        let line = text.lines().find(|l| l.starts_with("namesrv_registrations_same_body_total ")).map(str::to_string);
-        line.expect("the counter is exported").rsplit(' ').next().unwrap().parse::<u64>().unwrap()
-    };
+    let same_bodies = || metric_value(&get(http, "/metrics").1, "namesrv_registrations_same_body_total");
     let perm_of = |c: &mut Client, topic: &str| {
         let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic));
         assert_eq!(r.code, ResponseCode::SUCCESS, "{topic}");
@@ -300,7 +299,7 @@ fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
     for counter in 1..=3 {
         assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], counter, 513)).code, ResponseCode::SUCCESS);
     }
-    assert_eq!(same_bodies(), 2, "the 2nd and 3rd registrations repeat the 1st body");
+    assert_eq!(same_bodies(), 2.0, "the 2nd and 3rd registrations repeat the 1st body");
 
     let wipe = new_cmd(RequestCode::WIPE_WRITE_PERM_OF_BROKER).with_ext("brokerName", "b1");
     assert_eq!(c.request(wipe).code, ResponseCode::SUCCESS);
@@ -308,11 +307,11 @@ fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
     // Java re-puts every queue on a changed DataVersion, restoring the perm: so must we, the full way.
     assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], 4, 513)).code, ResponseCode::SUCCESS);
     assert_eq!(perm_of(&mut c, "TopicA"), Some(6));
-    assert_eq!(same_bodies(), 2);
+    assert_eq!(same_bodies(), 2.0);
 
     assert_eq!(c.request(broker.register(&["TopicA", "TopicB", "TopicC"], 5, 513)).code, ResponseCode::SUCCESS);
     assert_eq!(perm_of(&mut c, "TopicC"), Some(6));
-    assert_eq!(same_bodies(), 2);
+    assert_eq!(same_bodies(), 2.0);
     assert_eq!(c.request(broker.register(&["TopicA", "TopicB", "TopicC"], 6, 513)).code, ResponseCode::SUCCESS);
-    assert_eq!(same_bodies(), 3);
+    assert_eq!(same_bodies(), 3.0);
 }
