@@ -13,7 +13,7 @@ use clap::Args;
 use crate::scenarios::running;
 use crate::servers::Kind;
 use crate::topology;
-use crate::wire::{BlockingConn, BrokerIdent};
+use crate::wire::{register_body, BlockingConn, BrokerIdent};
 use crate::Target;
 
 #[derive(Args, Debug)]
@@ -43,11 +43,6 @@ pub struct ReregArgs {
     warmup: usize,
 }
 
-/// A 5.x master's body: perm 4 for the first `flipped` topics, DataVersion `counter`.
-fn body(topics: &[String], counter: i64, flipped: usize) -> Bytes {
-    crate::wire::register_body(topics, counter, flipped)
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     NewCounter,
@@ -64,7 +59,7 @@ struct Measured {
 pub fn run(a: &ReregArgs) -> Result<(), String> {
     let topics = topology::cluster_topics(0, a.topics);
     let brokers = topology::brokers(1, a.brokers);
-    let body_bytes = body(&topics, 1, 0).len();
+    let body_bytes = register_body(&topics, 1, 0).len();
     println!(
         "{} masters × {} shared topics, {:.2} MB JSON bodies; {} measured registrations per phase after {} warm-up",
         a.brokers,
@@ -81,7 +76,7 @@ pub fn run(a: &ReregArgs) -> Result<(), String> {
         let mut conn = BlockingConn::connect(r.addr, Duration::from_secs(60)).map_err(|e| e.to_string())?;
         let mut counter = 1;
         for b in &brokers {
-            call(&mut conn, b, body(&topics, counter, 0))?;
+            call(&mut conn, b, register_body(&topics, counter, 0))?;
         }
         let phases = [Phase::NewCounter, Phase::Identical, Phase::Changed];
         for phase in phases {
@@ -132,13 +127,13 @@ fn run_phase(
         .map(|i| match phase {
             Phase::NewCounter => {
                 *counter += 1;
-                body(topics, *counter, 0)
+                register_body(topics, *counter, 0)
             }
-            Phase::Identical => body(topics, *counter, 0),
+            Phase::Identical => register_body(topics, *counter, 0),
             Phase::Changed => {
                 *counter += 1;
                 // Each broker's bodies alternate, so every one differs from that broker's previous one.
-                body(topics, *counter, if (i / brokers.len()).is_multiple_of(2) { a.changed } else { 0 })
+                register_body(topics, *counter, if (i / brokers.len()).is_multiple_of(2) { a.changed } else { 0 })
             }
         })
         .collect();
