@@ -18,11 +18,13 @@ if (!artifacts) {
 }
 mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 60_000 }; // generous: two shared cores, a JVM beside us
-const lines = createInterface({ input: process.stdin });
-const nextLine = () => new Promise((resolve, reject) => {
-  lines.once('line', resolve);
-  lines.once('close', () => reject(new Error('stdin closed before the test said STOPPED')));
-});
+// An iterator buffers what the test writes until it is read; stdin closing (the test died) ends it.
+const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const nextLine = async () => {
+  const { value, done } = await stdinLines.next();
+  if (done) throw new Error('stdin closed before the test said STOPPED');
+  return value;
+};
 const log = m => console.error(`[console_test] ${m}`);
 const check = (cond, what) => { if (!cond) throw new Error(what); };
 const css = s => JSON.stringify(s); // a quoted CSS attribute value
