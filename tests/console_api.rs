@@ -3,8 +3,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use namesrv::config::Config;
@@ -23,14 +22,7 @@ fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
 
 /// Status, head and body of a GET.
 fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).expect("connect HTTP");
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).expect("status line");
-    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
-    (status, head.to_string(), body.to_string())
+    support::observe::http_response(addr, path).expect("an HTTP answer")
 }
 
 fn get_json(addr: SocketAddr, path: &str) -> Value {
