@@ -209,6 +209,10 @@ config_table! {
     // The address server on httpAddress (`/rocketmq/nsaddr`, what Java clients read with rocketmq.namesrv.domain):
     // the name servers to hand out, ';'-separated; empty = off.
     Ours Start nsaddr_list: String = String::new(), "nsaddrList";
+    // The change feed (`/events` on httpAddress): how many events are kept for resuming streams (0 = off), and
+    // how many streams may be open at once (each is a thread).
+    Ours Start event_feed_size: usize = 4096, "eventFeedSize";
+    Ours Start event_feed_streams: usize = 16, "eventFeedStreams";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at

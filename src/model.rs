@@ -171,3 +171,27 @@ pub struct TopicList {
     pub topic_list: Vec<Arc<str>>,
     pub broker_addr: Option<String>,
 }
+
+/// Most names a `NameSample` keeps; its count stays exact.
+pub const NAMES_KEPT: usize = 16;
+
+/// A sample of names (topics) with their exact count: what the change feed lists for a change that may touch
+/// thousands of topics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameSample {
+    pub names: Vec<Arc<str>>,
+    pub count: usize,
+}
+
+impl NameSample {
+    pub fn push(&mut self, name: &Arc<str>) {
+        if self.names.len() < NAMES_KEPT {
+            self.names.push(name.clone());
+        }
+        self.count += 1;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}

@@ -16,6 +16,7 @@ use tracing::{info, warn};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::decoder::Decoder;
+use crate::feed::Feed;
 use crate::http::{self, HttpContext};
 use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
@@ -58,6 +59,8 @@ pub struct ServerHandle {
     wakers: Vec<Arc<mio::Waker>>,
     threads: Vec<JoinHandle<()>>,
     http: Option<Arc<tiny_http::Server>>,
+    /// Closed at stop: ends the `/events` streams.
+    feed: Arc<Feed>,
     metrics: Metrics,
     draining: Arc<AtomicBool>,
     drain_limit: Duration,
@@ -122,6 +125,7 @@ impl ServerHandle {
         if let Some(h) = &self.http {
             h.unblock();
         }
+        self.feed.close();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -219,11 +223,17 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         started_ms,
         acl,
     };
+    // The feed is kept only where somebody can read it.
+    let feed_size = if http.is_some() { config.event_feed_size } else { 0 };
+    let feed = Arc::new(Feed::new(feed_size, started_ms));
     let writer = Writer::new(kv, config.clone(), cell.clone(), links.clone(), clock.clone(), metrics.writer.clone())
-        .with_queue_bytes(writer_queue.bytes.clone());
+        .with_queue_bytes(writer_queue.bytes.clone())
+        .with_feed(feed.clone());
 
     let mut threads = Vec::with_capacity(reactors + 4);
-    let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx };
+    // Small: the console asks every few seconds; a full queue answers the HTTP request 503.
+    let (live_tx, live_rx) = bounded(8);
+    let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx, live_queries: live_rx };
     threads.push(start_writer(writer, &config, inputs)?);
     threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
     let pinned = start_reactors(built, config.pin_threads, &mut threads)?;
@@ -235,6 +245,9 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             clock,
             started_ms,
             draining: draining.clone(),
+            feed: feed.clone(),
+            live: live_tx,
+            streams: Default::default(),
         };
         let server = server.clone();
         threads.push(critical("namesrv-http".into(), move || http::serve(server, ctx))?);
@@ -261,6 +274,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         wakers: links.iter().map(|l| l.waker.clone()).collect(),
         threads,
         http,
+        feed,
         metrics,
         draining,
         drain_limit: Duration::from_secs(drain_secs),

@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -15,13 +15,7 @@ use support::inproc::InProc;
 use support::registration::{new_cmd, Broker};
 
 fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).expect("connect HTTP");
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).expect("status line");
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let (status, _, body) = support::observe::http_response(addr, path).expect("an HTTP answer");
     (status, body)
 }
 

@@ -1,8 +1,15 @@
 //! The operator HTTP endpoint (off unless `httpAddress` is set), on its own thread so it never touches a reactor:
-//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON), and with
-//! `nsaddrList` the address server Java clients read, `/rocketmq/nsaddr`.
+//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON), the web
+//! console at `/` with the JSON it reads (`api`), the change feed `/events` (`events`, a thread per stream), and
+//! with `nsaddrList` the address server Java clients read, `/rocketmq/nsaddr`.
+//!
+//! Read-only: nothing here changes state. The live table is writer-private; `/api/brokers` asks the writer for it
+//! over a side channel that it answers between batches.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+mod api;
+mod events;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -11,11 +18,12 @@ use tiny_http::{Header, Request, Response, Server};
 use tracing::warn;
 
 use crate::clock::Clock;
+use crate::feed::Feed;
 use crate::metrics::Metrics;
 use crate::protocol::body;
 use crate::protocol::json::{Dialect, JsonWriter};
 use crate::state::Snapshot;
-use crate::writer::command::WriteCommand;
+use crate::writer::command::{LiveQuery, WriteCommand};
 
 /// What the endpoint reads.
 pub struct HttpContext {
@@ -26,9 +34,18 @@ pub struct HttpContext {
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub draining: Arc<AtomicBool>,
+    pub feed: Arc<Feed>,
+    /// Questions about the live table, for the writer.
+    pub live: Sender<LiveQuery>,
+    /// `/events` streams open now.
+    pub streams: Arc<AtomicUsize>,
 }
 
 impl HttpContext {
+    fn streams_max(&self) -> usize {
+        self.cell.load().config.event_feed_streams
+    }
+
     /// Why the server is not ready, if it is not: draining, or inside `needWaitForService`.
     pub fn not_ready_reason(&self, snap: &Snapshot) -> Option<&'static str> {
         if self.draining.load(Ordering::Acquire) {
@@ -47,6 +64,12 @@ impl HttpContext {
 /// Serves requests until the server is unblocked.
 pub fn serve(server: Arc<Server>, ctx: HttpContext) {
     for req in server.incoming_requests() {
+        let (path, query) = split_url(req.url());
+        if path == "/events" {
+            let (query, max) = (query.to_string(), ctx.streams_max());
+            events::start(req, ctx.feed.clone(), ctx.streams.clone(), max, &query);
+            continue;
+        }
         let resp = respond(&ctx, &req);
         if let Err(e) = req.respond(resp) {
             warn!(error = %e, "HTTP reply failed");
@@ -54,10 +77,37 @@ pub fn serve(server: Arc<Server>, ctx: HttpContext) {
     }
 }
 
+fn split_url(url: &str) -> (&str, &str) {
+    url.split_once('?').unwrap_or((url, ""))
+}
+
+/// The console: one file, compiled in (no files or network at run time).
+const CONSOLE: &str = include_str!("console.html");
+
 fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>>> {
     let snap = ctx.cell.load_full();
-    let path = req.url().split('?').next().unwrap_or("");
+    let (path, query) = split_url(req.url());
+    let api = |v: serde_json::Value| bytes(200, v.to_string().into_bytes(), "application/json");
     match path {
+        "/" | "/index.html" => {
+            let mut r = text(200, CONSOLE.to_string(), "text/html; charset=utf-8");
+            // The page runs only its own inline code and talks only to this endpoint.
+            let csp = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                       connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
+                       frame-ancestors 'none'";
+            if let Ok(h) = Header::from_bytes(&b"Content-Security-Policy"[..], csp.as_bytes()) {
+                r.add_header(h);
+            }
+            r
+        }
+        "/api/overview" => api(api::overview(ctx, &snap)),
+        "/api/brokers" => match api::brokers(ctx, &snap) {
+            Ok(v) => api(v),
+            Err(reason) => text(503, json(|w| error(w, reason)), "application/json"),
+        },
+        "/api/topics" => api(api::topics(&snap, query)),
+        "/api/kv" => api(api::kv(&snap)),
+        "/api/config" => api(api::config(&snap)),
         "/metrics" => text(200, ctx.metrics.render(&snap, ctx.writer.len()), "text/plain; version=0.0.4"),
         "/health" => text(200, "ok\n".into(), "text/plain"),
         "/ready" => {
@@ -101,7 +151,11 @@ fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>
                 None => text(404, json(|w| not_found(w, &topic)), "application/json"),
             }
         }
-        _ => text(404, "not found: try /metrics, /health, /ready, /routes/{topic}, /cluster\n".into(), "text/plain"),
+        _ => text(
+            404,
+            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config}\n".into(),
+            "text/plain",
+        ),
     }
 }
 
@@ -109,6 +163,13 @@ fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>
 fn nsaddr_body(list: &str) -> String {
     let addrs: Vec<&str> = list.split(';').map(str::trim).filter(|a| !a.is_empty()).collect();
     addrs.join(";")
+}
+
+fn error(w: &mut JsonWriter, reason: &str) {
+    w.begin_object();
+    w.key("error");
+    w.string(reason);
+    w.end_object();
 }
 
 fn not_found(w: &mut JsonWriter, topic: &str) {

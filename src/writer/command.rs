@@ -255,3 +255,20 @@ pub enum Completion {
     /// A connection another reactor accepted and deals to this one.
     Adopt { stream: mio::net::TcpStream, peer: std::net::SocketAddr },
 }
+
+/// An operator's look at the writer-private live table (the web console's brokers), answered between batches.
+#[derive(Debug)]
+pub struct LiveQuery {
+    pub reply: crossbeam_channel::Sender<Vec<LiveRow>>,
+}
+
+/// One live entry as the console shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveRow {
+    pub cluster: std::sync::Arc<str>,
+    pub addr: std::sync::Arc<str>,
+    pub last_update_ms: i64,
+    pub timeout_ms: i64,
+    pub data_version: DataVersion,
+    pub ha_server_addr: String,
+}

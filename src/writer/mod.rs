@@ -21,13 +21,15 @@ use tracing::{debug, warn};
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::feed::{Change, Feed};
 use crate::metrics::WriterMetrics;
+use crate::model::NameSample;
 use crate::persist;
 use crate::state::routes::{
     EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings, UnregisterBroker,
 };
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{Completion, ConnEvent, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
+use command::{Completion, ConnEvent, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
@@ -45,6 +47,8 @@ pub struct WriterInputs {
     pub commands: Receiver<Box<WriteCommand>>,
     pub events: Receiver<ConnEvent>,
     pub stop: Receiver<()>,
+    /// The HTTP endpoint's questions about the live table (never closed while the writer runs).
+    pub live_queries: Receiver<LiveQuery>,
 }
 
 /// The writer's state; `run` consumes it on its own thread.
@@ -70,6 +74,9 @@ pub struct Writer {
     route_save: Option<std::thread::JoinHandle<()>>,
     /// Per reactor: completions of the current batch.
     outbox: Vec<Vec<Completion>>,
+    /// The change feed, and the current batch's changes (appended after the publish).
+    feed: Arc<Feed>,
+    changes: Vec<Change>,
 }
 
 /// Changes made by one batch that need durability or a publish.
@@ -108,7 +115,15 @@ impl Writer {
             route_save: None,
             queue_bytes: Default::default(),
             outbox,
+            feed: Arc::new(Feed::new(0, 0)),
+            changes: Vec::new(),
         }
+    }
+
+    /// The change feed this writer appends to (off without it).
+    pub fn with_feed(mut self, feed: Arc<Feed>) -> Writer {
+        self.feed = feed;
+        self
     }
 
     /// The byte budget of the queue this writer drains (the reactors take from it).
@@ -135,6 +150,7 @@ impl Writer {
         let mut batch: Vec<WriteCommand> = Vec::with_capacity(64);
         let mut events: Vec<ConnEvent> = Vec::new();
         let mut events_waited = 0;
+        let mut live_queries = inputs.live_queries.clone();
         loop {
             self.maybe_save_routes(false);
             let timeout = next_scan.saturating_duration_since(Instant::now());
@@ -149,6 +165,15 @@ impl Writer {
                     Err(_) => open = false,
                 },
                 recv(inputs.stop) -> _ => open = false,
+                recv(live_queries) -> m => {
+                    match m {
+                        // The asker waits with a timeout and may be gone: nothing to do then.
+                        Ok(q) => drop(q.reply.send(self.live_rows())),
+                        // Nobody can ask any more (no HTTP endpoint): a closed channel would be ready forever.
+                        Err(_) => live_queries = crossbeam_channel::never(),
+                    }
+                    continue;
+                },
                 default(timeout) => {}
             }
             if !open {
@@ -188,6 +213,8 @@ impl Writer {
         }
         self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
         self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
+        // Restored, not changed: the feed starts with what happens after the restart.
+        self.tables.take_changes();
         self.publish(&Dirty::default());
     }
 
@@ -251,11 +278,13 @@ impl Writer {
             let ConnEvent::Closed(conn) = ev;
             let (gone, notices) = self.tables.connection_closed(conn, self.settings());
             self.log_evictions(&gone, EvictionCause::ConnectionClosed);
+            self.note_topics_created_or_deleted();
             self.send_notices(notices);
         }
         if expire {
             let expired = self.tables.expire(self.clock.now_ms(), self.settings());
             self.log_evictions(&expired.evicted, EvictionCause::Expired);
+            self.note_topics_created_or_deleted();
             for conn in expired.close {
                 self.push(conn.reactor, Completion::Close { conn });
             }
@@ -274,8 +303,16 @@ impl Writer {
             self.kv = kv_before;
             self.config = config_before;
             dirty = Dirty::default();
+            // Rolled back: they did not happen.
+            self.changes.retain(|c| {
+                !matches!(c, Change::KvPut { .. } | Change::KvDeleted { .. } | Change::ConfigUpdated { .. })
+            });
         }
         self.publish(&dirty);
+        // After the publish: an event never names a route readers cannot see yet.
+        if !self.changes.is_empty() {
+            self.feed.append(self.clock.now_ms(), self.changes.drain(..));
+        }
         // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
         // `WriterMetrics::registrations`.
         self.metrics.registrations.fetch_add(registrations as u64, Release);
@@ -355,15 +392,36 @@ impl Writer {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
+                let who = self.feed.is_on().then(|| {
+                    let first = !self.tables.is_live(&req.cluster_name, &req.broker_addr);
+                    (req.cluster_name.clone(), req.broker_name.clone(), req.broker_id, req.broker_addr.clone(), first)
+                });
                 let outcome = self.register(req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
+                let topics = self.tables.take_changes();
+                if let (Some((cluster, broker_name, broker_id, addr, first)), Some(_)) = (who, &outcome) {
+                    if first || !topics.added.is_empty() || !topics.removed.is_empty() || topics.updated > 0 {
+                        self.changes.push(Change::BrokerRegistered {
+                            cluster,
+                            broker_name,
+                            broker_id,
+                            addr,
+                            first,
+                            added: topics.added,
+                            removed: topics.removed,
+                            updated: topics.updated,
+                        });
+                    }
+                }
+                self.note_created_or_deleted(topics.created, topics.deleted);
                 Outcome::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
                 let notices = self.tables.unregister_brokers(std::slice::from_ref(&u), s);
                 self.log_evictions(std::slice::from_ref(&u), EvictionCause::Unregistered);
+                self.note_topics_created_or_deleted();
                 self.send_notices(notices);
                 Outcome::Done
             }
@@ -380,43 +438,56 @@ impl Writer {
                 Outcome::DataVersion { changed, stored }
             }
             WriteOp::WipeWritePerm { broker_name } => {
-                let n = self.tables.wipe_write_perm(&broker_name);
-                Outcome::PermChanged(n)
+                let count = self.tables.wipe_write_perm(&broker_name);
+                self.tables.take_changes();
+                self.changes.push(Change::WritePermWiped { broker_name, count });
+                Outcome::PermChanged(count)
             }
             WriteOp::AddWritePerm { broker_name } => {
-                let n = self.tables.add_write_perm(&broker_name);
-                Outcome::PermChanged(n)
+                let count = self.tables.add_write_perm(&broker_name);
+                self.tables.take_changes();
+                self.changes.push(Change::WritePermAdded { broker_name, count });
+                Outcome::PermChanged(count)
             }
             WriteOp::DeleteTopic { topic, cluster } => {
                 self.tables.delete_topic(&topic, cluster.as_deref());
+                self.note_topics_created_or_deleted();
                 Outcome::Done
             }
             WriteOp::RegisterTopic { topic, queue_datas } => {
                 self.tables.register_topic(&topic, queue_datas);
+                self.note_topics_created_or_deleted();
                 Outcome::Done
             }
             WriteOp::PutKv { namespace, key, value } => {
-                self.kv.put(&namespace, &key, value.as_deref());
+                if self.kv.put(&namespace, &key, value.as_deref()) {
+                    self.changes.push(Change::KvPut { namespace, key });
+                }
                 dirty.kv = true;
                 Outcome::Done
             }
             WriteOp::DeleteKv { namespace, key } => {
-                self.kv.delete(&namespace, &key);
+                if self.kv.delete(&namespace, &key) {
+                    self.changes.push(Change::KvDeleted { namespace, key });
+                }
                 dirty.kv = true;
                 Outcome::Done
             }
             WriteOp::UpdateConfig { pairs } => {
                 let mut next = (*self.config).clone();
+                let mut keys = Vec::new();
                 for (k, v) in pairs {
                     match next.set(&k, &v) {
-                        Ok(_) => {}
+                        Ok(_) => keys.push(k),
                         // Java merges only keys it already knows; the extra keys of the -c file count as known.
                         Err(_) if next.extra.contains_key(&k) => {
-                            next.extra.insert(k, v.trim().to_string());
+                            next.extra.insert(k.clone(), v.trim().to_string());
+                            keys.push(k);
                         }
                         Err(_) => debug!(key = %k, "UPDATE_NAMESRV_CONFIG ignores unknown key"),
                     }
                 }
+                self.changes.push(Change::ConfigUpdated { keys });
                 self.config = Arc::new(next);
                 dirty.config = true;
                 Outcome::Done
@@ -505,6 +576,23 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// O(live brokers): the live table as the console shows it.
+    fn live_rows(&self) -> Vec<LiveRow> {
+        self.tables
+            .live_entries()
+            .map(|(cluster, addr, l)| LiveRow {
+                cluster: cluster.clone(),
+                addr: addr.clone(),
+                last_update_ms: l.last_update_ms,
+                timeout_ms: l.timeout_ms,
+                data_version: l.data_version,
+                ha_server_addr: l.ha_server_addr.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What the audit trail will say about one applied write.
 struct Audit {
     facts: String,
@@ -530,6 +618,28 @@ impl Writer {
         self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
         for b in brokers {
             crate::audit::removed(&b.cluster_name, &b.broker_name, b.broker_id, &b.broker_addr, cause.name());
+            self.changes.push(Change::BrokerRemoved {
+                cluster: b.cluster_name.clone(),
+                broker_name: b.broker_name.clone(),
+                broker_id: b.broker_id,
+                addr: b.broker_addr.clone(),
+                cause: cause.name(),
+            });
+        }
+    }
+
+    /// The feed's topic events for the last operation: what it put into or took out of the table.
+    fn note_topics_created_or_deleted(&mut self) {
+        let topics = self.tables.take_changes();
+        self.note_created_or_deleted(topics.created, topics.deleted);
+    }
+
+    fn note_created_or_deleted(&mut self, created: NameSample, deleted: NameSample) {
+        if !created.is_empty() {
+            self.changes.push(Change::TopicsCreated(created));
+        }
+        if !deleted.is_empty() {
+            self.changes.push(Change::TopicsDeleted(deleted));
         }
     }
 }

@@ -5,19 +5,24 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// GET `path` over HTTP/1.0; the body of a 200 answer, or the failure as text.
-pub fn http_get(addr: SocketAddr, path: &str) -> Result<String, String> {
+/// GET `path` over HTTP/1.0: status, head and body.
+pub fn http_response(addr: SocketAddr, path: &str) -> Result<(u16, String, String), String> {
     let mut s =
         TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("connect {addr}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
     let mut text = String::new();
     s.read_to_string(&mut text).map_err(|e| e.to_string())?;
-    match text.split_once("\r\n\r\n") {
-        Some((head, body)) if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") => {
-            Ok(body.to_string())
-        }
-        _ => Err(format!("GET {path}: {}", text.lines().next().unwrap_or("(empty answer)"))),
+    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("GET {path}: no head in {text:?}"))?;
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("GET {path}: {head}"))?;
+    Ok((status, head.to_string(), body.to_string()))
+}
+
+/// GET `path` over HTTP/1.0; the body of a 200 answer, or the failure as text.
+pub fn http_get(addr: SocketAddr, path: &str) -> Result<String, String> {
+    match http_response(addr, path)? {
+        (200, _, body) => Ok(body),
+        (_, head, _) => Err(format!("GET {path}: {}", head.lines().next().unwrap_or(""))),
     }
 }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 
-use crate::model::{BrokerData, BrokerId, DataVersion, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo};
+use crate::model::{
+    BrokerData, BrokerId, DataVersion, NameSample, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo,
+};
 
 use super::liveness::LiveTable;
 use super::ConnId;
@@ -187,6 +189,19 @@ pub struct RouteTables {
     records: std::collections::HashMap<Arc<str>, same::Record, ahash::RandomState>,
     /// brokerName → bumped whenever a queue filed under the name is put or removed (`same`).
     epochs: std::collections::HashMap<Arc<str>, u64, ahash::RandomState>,
+    /// What the operations since the last `take_changes` did to topics, for the change feed.
+    changes: TopicChanges,
+}
+
+/// Topic-level changes, sampled (`NameSample` keeps a few names and the exact count): topics that gained or lost a queue
+/// of a broker name, kept one with changed settings, or appeared in or left the table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicChanges {
+    pub added: NameSample,
+    pub removed: NameSample,
+    pub updated: usize,
+    pub created: NameSample,
+    pub deleted: NameSample,
 }
 
 /// The immutable read side. Every field is a persistent map: cloning is O(1) and shares everything.
@@ -235,6 +250,21 @@ impl RouteTables {
         self.generation
     }
 
+    /// Takes the topic changes made since the last call.
+    pub fn take_changes(&mut self) -> TopicChanges {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// Every live entry: (cluster, address, liveness), in no particular order.
+    pub fn live_entries(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &super::liveness::BrokerLive)> {
+        self.live.iter()
+    }
+
+    /// Whether `addr` of `cluster` has a live entry.
+    pub fn is_live(&self, cluster: &str, addr: &str) -> bool {
+        self.live.get(cluster, addr).is_some()
+    }
+
     /// Number of live brokers (metrics, logs).
     pub fn live_broker_count(&self) -> usize {
         self.live.len()
@@ -253,11 +283,18 @@ impl RouteTables {
                 Some(changed) => (k.clone(), changed),
                 None => return,
             },
-            None => (Arc::from(topic), TopicEntry::new().put(id, queue, names).expect("a new topic changes")),
+            None => {
+                let key: Arc<str> = Arc::from(topic);
+                self.changes.created.push(&key);
+                (key, TopicEntry::new().put(id, queue, names).expect("a new topic changes"))
+            }
         };
         self.bump_epoch(name);
         if new_name {
+            self.changes.added.push(&key);
             self.view.broker_topics.entry(name.clone()).or_default().insert(key.clone());
+        } else {
+            self.changes.updated += 1;
         }
         self.view.topics.insert(key, Arc::new(entry));
         self.bump();
@@ -273,7 +310,9 @@ impl RouteTables {
         };
         let key = key.clone();
         self.bump_epoch(broker_name);
+        self.changes.removed.push(&key);
         if entry.is_empty() {
+            self.changes.deleted.push(&key);
             self.view.topics.remove(topic);
         } else {
             self.view.topics.insert(key, Arc::new(entry));

@@ -186,6 +186,16 @@ impl RouteView {
         self.topics.len()
     }
 
+    /// Every topic name, sorted (the web console's search).
+    pub fn topic_names(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.topics.keys()
+    }
+
+    /// How many topics have a queue of `broker_name`.
+    pub fn broker_topic_count(&self, broker_name: &str) -> usize {
+        self.broker_topics.get(broker_name).map_or(0, |s| s.len())
+    }
+
     /// Topic-queue entries: one per (topic, broker group) QueueData. O(topics); for metrics scrapes only.
     pub fn queue_entry_count(&self) -> usize {
         self.topics.values().map(|e| e.len()).sum()

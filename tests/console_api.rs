@@ -1,0 +1,121 @@
+//! The web console's page and the JSON it reads, end to end over HTTP (the page itself in a real browser is
+//! `interop_console`, a peer suite).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use namesrv::config::Config;
+use namesrv::protocol::{RequestCode, ResponseCode};
+use serde_json::Value;
+use support::client::Client;
+use support::inproc::InProc;
+use support::registration::{new_cmd, Broker, T0};
+
+fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        tweak(c);
+    })
+}
+
+/// Status, head and body of a GET.
+fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
+    support::observe::http_response(addr, path).expect("an HTTP answer")
+}
+
+fn get_json(addr: SocketAddr, path: &str) -> Value {
+    let (status, _, body) = get(addr, path);
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+#[test]
+fn the_page_is_served_from_the_binary_with_a_strict_policy() {
+    let srv = start(|_| {});
+    let (status, head, body) = get(srv.http_addr().unwrap(), "/");
+    assert_eq!(status, 200);
+    assert!(head.contains("Content-Type: text/html"), "{head}");
+    let csp = head.lines().find(|l| l.starts_with("Content-Security-Policy:")).expect("a CSP header");
+    assert!(csp.contains("default-src 'none'") && csp.contains("connect-src 'self'"), "{csp}");
+    assert!(body.starts_with("<!doctype html>"), "{}", &body[..body.len().min(80)]);
+    // Nothing fetched from elsewhere.
+    for external in ["http://", "https://", "//cdn"] {
+        assert!(!body.contains(&format!("src=\"{external}")), "the page loads {external}");
+    }
+}
+
+#[test]
+fn brokers_with_liveness_topics_kv_and_config() {
+    let srv = start(|c| c.tls_server_key_password = "hunter2".into());
+    let http = srv.http_addr().unwrap();
+    let mut c = Client::connect(srv.local_addr());
+    let b = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    assert_eq!(c.request(b.register(&["TopicA", "TopicB", "Other"], 7, 513)).code, ResponseCode::SUCCESS);
+    let put =
+        new_cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", "NS").with_ext("key", "k").with_ext("value", "v");
+    assert_eq!(c.request(put).code, ResponseCode::SUCCESS);
+    srv.clock.advance_ms(4_000);
+
+    let v = get_json(http, "/api/brokers");
+    let cluster = &v["clusters"][0];
+    assert_eq!(cluster["name"], "C1");
+    let m = &cluster["brokers"][0];
+    assert_eq!(
+        (m["brokerName"].as_str(), m["brokerId"].as_i64(), m["addr"].as_str()),
+        (Some("b1"), Some(0), Some("127.0.0.1:10911"))
+    );
+    assert_eq!(m["live"], true);
+    // The writer's own record: registered at T0, the clock is 4 s on.
+    assert_eq!(m["heartbeatAgeMs"], 4_000);
+    assert_eq!(m["timeoutMs"], 120_000);
+    assert_eq!(m["dataVersion"]["counter"], 7);
+    assert_eq!(m["dataVersion"]["timestamp"], T0);
+    assert_eq!(m["topicCount"], 3);
+    assert_eq!(m["haServerAddr"], "127.0.0.1:10912");
+
+    let v = get_json(http, "/api/topics?q=topic&limit=1");
+    assert_eq!((v["total"].as_u64(), v["matched"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(v["topics"], serde_json::json!(["TopicA"]));
+    assert_eq!(get_json(http, "/api/topics")["topics"], serde_json::json!(["Other", "TopicA", "TopicB"]));
+
+    let v = get_json(http, "/api/kv");
+    assert_eq!(v["namespaces"][0]["namespace"], "NS");
+    assert_eq!(v["namespaces"][0]["entries"][0], serde_json::json!({"key": "k", "value": "v"}));
+
+    let v = get_json(http, "/api/config");
+    let value =
+        |k: &str| v["entries"].as_array().unwrap().iter().find(|e| e["key"] == k).map(|e| e["value"].clone()).expect(k);
+    assert_eq!(value("listenPort"), "0");
+    assert_eq!(value("tls.server.keyPassword"), "******");
+    assert!(!v.to_string().contains("hunter2"));
+
+    let v = get_json(http, "/api/overview");
+    assert_eq!((v["topics"].as_u64(), v["brokers"].as_u64(), v["ready"].as_bool()), (Some(3), Some(1), Some(true)));
+    assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+
+    // The broker goes: listed no more.
+    drop(c);
+    assert!(support::eventually(Duration::from_secs(5), || get_json(http, "/api/brokers")["clusters"]
+        .as_array()
+        .is_some_and(|c| c.is_empty())));
+}
+
+#[test]
+fn with_acl_on_kv_values_stay_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = dir.path().join("plain_acl.yml");
+    std::fs::write(&acl, "accounts:\n  - accessKey: operator\n    secretKey: 12345678\n    admin: true\n").unwrap();
+    let kv = dir.path().join("kvConfig.json");
+    std::fs::write(&kv, r#"{"configTable":{"NS":{"k":"secret value"}}}"#).unwrap();
+    let srv = start(|c| {
+        c.acl_enable = true;
+        c.acl_file = acl.display().to_string();
+        c.kv_config_path = kv.display().to_string();
+    });
+    let v = get_json(srv.http_addr().unwrap(), "/api/kv");
+    assert_eq!(v["valuesHidden"], true);
+    assert_eq!(v["namespaces"][0]["entries"][0], serde_json::json!({"key": "k"}));
+    assert!(!v.to_string().contains("secret value"));
+}
