@@ -61,9 +61,8 @@ try {
   check(cells.addr === brokerAddr, `address cell ${cells.addr}`);
   check(cells.text.includes('live') && !cells.text.includes('not live'), `broker not shown live: ${cells.text}`);
 
-  // The replayed feed has the registration (one that joined or changed topics: heartbeats are hidden), and the
-  // stream is live.
-  await page.waitForSelector(`#feed-list li[data-type=brokerRegistered][data-addr=${css(brokerAddr)}]:not(.hb)`, WAIT);
+  // The replayed feed has the registration, and the stream is live.
+  await page.waitForSelector(`#feed-list li[data-type=brokerRegistered][data-addr=${css(brokerAddr)}]`, WAIT);
   await page.waitForSelector('#feed-status[data-state=live]', WAIT);
 
   // Search with the keyboard: type and press Enter in the labelled field (the form submits).
@@ -86,6 +85,9 @@ try {
 
   // The request chart has data once two scrapes of /metrics are in.
   await page.waitForFunction(() => /requests\/s/.test(document.getElementById('qps-text').textContent), null, WAIT);
+  // The configuration and KV sections are filled in (the KV store is empty here: the page says so).
+  await page.waitForFunction(() => [...document.querySelectorAll('#config-table tbody th')].some(th => th.textContent === 'listenPort'), null, WAIT);
+  await page.waitForFunction(() => document.getElementById('kv-body').textContent !== '', null, WAIT);
 
   // A few accessibility invariants that markup changes could silently break.
   const a11y = await page.evaluate(() => ({
