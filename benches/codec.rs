@@ -82,7 +82,16 @@ fn register_bodies(c: &mut Criterion) {
     let (_, mark) = body::decode_register_broker_body_marked(&json, false, 513, 64 << 20).expect("ok");
     let mark = mark.expect("a JSON body of the usual shape is marked");
     g.throughput(Throughput::Bytes(json.len() as u64));
-    g.bench_function("recognise_json", |b| b.iter(|| black_box(body::same_register_body(&json, &mark).expect("same"))));
+    g.bench_function("recognise_json", |b| {
+        b.iter(|| black_box(body::same_register_body(&json, false, &mark, 64 << 20).expect("same")))
+    });
+    let zlib = Bytes::from(body::encode_register_broker_body(&body, true, 513));
+    let (_, zmark) = body::decode_register_broker_body_marked(&zlib, true, 513, 64 << 20).expect("ok");
+    let zmark = zmark.expect("a zlib body is marked");
+    g.throughput(Throughput::Bytes(zlib.len() as u64));
+    g.bench_function("recognise_zlib", |b| {
+        b.iter(|| black_box(body::same_register_body(&zlib, true, &zmark, 64 << 20).expect("same")))
+    });
     g.bench_function("crc32_json", |b| b.iter(|| black_box(namesrv::handlers::broker::crc32_masked(&json))));
     g.finish();
 }

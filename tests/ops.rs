@@ -309,3 +309,24 @@ fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
     assert_eq!(c.request(broker.register(&["TopicA", "TopicB", "TopicC"], 6, 513)).code, ResponseCode::SUCCESS);
     assert_eq!(same_bodies(), 3.0);
 }
+
+#[test]
+fn unchanged_compressed_re_registrations_are_recognised_too() {
+    let srv = start(|_| {});
+    let http = srv.http_addr().expect("HTTP enabled");
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let mut c = Client::connect(srv.local_addr());
+    let same_bodies = || metric_value(&get(http, "/metrics").1, "namesrv_registrations_same_body_total");
+    for counter in 1..=3 {
+        assert_eq!(c.request(broker.register_zlib(&["TopicA", "TopicB"], counter, 513)).code, ResponseCode::SUCCESS);
+    }
+    assert_eq!(same_bodies(), 2.0, "the 2nd and 3rd registrations repeat the 1st body");
+    // The same topics as JSON: another body, decoded; then a changed zlib body, decoded.
+    assert_eq!(c.request(broker.register(&["TopicA", "TopicB"], 4, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(c.request(broker.register_zlib(&["TopicA", "TopicC"], 5, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(same_bodies(), 2.0);
+    let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicC"));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert_eq!(c.request(broker.register_zlib(&["TopicA", "TopicC"], 6, 513)).code, ResponseCode::SUCCESS);
+    assert_eq!(same_bodies(), 3.0);
+}

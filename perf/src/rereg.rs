@@ -13,7 +13,7 @@ use clap::Args;
 use crate::scenarios::running;
 use crate::servers::Kind;
 use crate::topology;
-use crate::wire::{register_body, BlockingConn, BrokerIdent};
+use crate::wire::{register_body_as, BlockingConn, BrokerIdent};
 use crate::Target;
 
 #[derive(Args, Debug)]
@@ -41,6 +41,9 @@ pub struct ReregArgs {
     /// Registrations of each kind before measuring (JIT warm-up).
     #[arg(long, default_value_t = 100)]
     warmup: usize,
+    /// Compressed bodies (zlib), as brokers with `compressedRegister=true` send them.
+    #[arg(long)]
+    zlib: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,12 +62,14 @@ struct Measured {
 pub fn run(a: &ReregArgs) -> Result<(), String> {
     let topics = topology::cluster_topics(0, a.topics);
     let brokers = topology::brokers(1, a.brokers);
+    let register_body = |topics: &[String], counter, read_only| register_body_as(topics, counter, read_only, a.zlib);
     let body_bytes = register_body(&topics, 1, 0).len();
     println!(
-        "{} masters × {} shared topics, {:.2} MB JSON bodies; {} measured registrations per phase after {} warm-up",
+        "{} masters × {} shared topics, {:.2} MB {} bodies; {} measured registrations per phase after {} warm-up",
         a.brokers,
         a.topics,
         body_bytes as f64 / 1e6,
+        if a.zlib { "zlib" } else { "JSON" },
         a.count,
         a.warmup
     );
@@ -122,6 +127,7 @@ fn run_phase(
     counter: &mut i64,
     cpu: impl Fn() -> Option<Duration>,
 ) -> Result<Option<Measured>, String> {
+    let register_body = |topics: &[String], counter, read_only| register_body_as(topics, counter, read_only, a.zlib);
     // Bodies are built before the clock starts; the identical phase re-sends each broker's last body.
     let bodies: Vec<Bytes> = (0..count)
         .map(|i| match phase {

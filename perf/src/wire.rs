@@ -35,8 +35,9 @@ pub fn signed(cmd: RemotingCommand, access_key: &str, secret: &str) -> RemotingC
     cmd.with_ext(signature::SIGNATURE, sig)
 }
 
-/// A 5.x master's REGISTER_BROKER (uncompressed body).
+/// A 5.x master's REGISTER_BROKER; `compressed` says whether the body is zlib (its first byte, 0x78).
 pub fn register_request(b: &BrokerIdent, body: Bytes, opaque: i32, st: SerializeType) -> RemotingCommand {
+    let compressed = body.first() == Some(&0x78);
     let mut cmd = RemotingCommand::request(RequestCode::REGISTER_BROKER, opaque)
         .with_ext("brokerName", b.name.as_str())
         .with_ext("brokerAddr", b.addr.as_str())
@@ -44,7 +45,7 @@ pub fn register_request(b: &BrokerIdent, body: Bytes, opaque: i32, st: Serialize
         .with_ext("haServerAddr", b.addr.as_str())
         .with_ext("brokerId", "0")
         .with_ext("enableActingMaster", "false")
-        .with_ext("compressed", "false")
+        .with_ext("compressed", compressed.to_string())
         .with_body(body);
     cmd.version = CLIENT_VERSION;
     cmd.serialize_type = st;
@@ -56,6 +57,11 @@ pub fn register_request(b: &BrokerIdent, body: Bytes, opaque: i32, st: Serialize
 /// only with its static-topic mappings — so two bodies with the same topics differ only in `dataVersion`, as a
 /// broker's do.
 pub fn register_body(topics: &[String], counter: i64, read_only: usize) -> Bytes {
+    register_body_as(topics, counter, read_only, false)
+}
+
+/// `register_body`, compressed (zlib, as a broker with `compressedRegister=true` sends it) or not.
+pub fn register_body_as(topics: &[String], counter: i64, read_only: usize, zlib: bool) -> Bytes {
     let body = RegisterBrokerBody {
         data_version: DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 },
         topic_configs: topics
@@ -69,7 +75,7 @@ pub fn register_body(topics: &[String], counter: i64, read_only: usize) -> Bytes
         mapping_infos: Vec::new(),
         filter_server_list: Some(Vec::new()),
     };
-    Bytes::from(encode_register_broker_body(&body, false, CLIENT_VERSION))
+    Bytes::from(encode_register_broker_body(&body, zlib, CLIENT_VERSION))
 }
 
 /// Appends one encoded frame.

@@ -84,7 +84,7 @@ fn decode_register_against(
         }
         _ => None,
     };
-    let same = known.and_then(|m| Some((m, body::same_register_body(&req.body, &m.mark)?)));
+    let same = known.and_then(|m| Some((m, body::same_register_body(&req.body, compressed, &m.mark, max_inflated)?)));
     let (decoded, kind) = match same {
         Some((m, data_version)) => {
             let same = SameBody {

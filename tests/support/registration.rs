@@ -41,6 +41,16 @@ impl Broker<'_> {
         namesrv::handlers::broker::encode_register_as(&reg, opaque, version)
     }
 
+    /// `register` with the body compressed, as a broker with `compressedRegister=true` sends it.
+    pub fn register_zlib(&self, topics: &[&str], counter: i64, version: i32) -> RemotingCommand {
+        use namesrv::protocol::body;
+        let plain = self.register(topics, counter, version);
+        let decoded = body::decode_register_broker_body(&plain.body, false, version, usize::MAX).expect("our body");
+        let zlib = body::encode_register_broker_body(&decoded, true, version);
+        let crc = namesrv::handlers::broker::crc32_masked(&zlib);
+        plain.with_ext("compressed", "true").with_ext("bodyCrc32", crc.to_string()).with_body(zlib)
+    }
+
     pub fn unregister(&self) -> RemotingCommand {
         new_cmd(RequestCode::UNREGISTER_BROKER)
             .with_ext("brokerName", self.name)

@@ -58,14 +58,13 @@ pub fn decode_register_broker_body(
 }
 
 /// `decode_register_broker_body`, plus the body's mark when the next one can be recognised by it
-/// (`same_register_body`): JSON bodies of the usual shape with a DataVersion.
+/// (`same_register_body`): JSON bodies of the usual shape with a DataVersion, and zlib bodies.
 pub fn decode_register_broker_body_marked(
     body: &[u8],
     compressed: bool,
     version: i32,
     max_inflated: usize,
 ) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
-    let unmarked = |b: Result<RegisterBrokerBody, BodyError>| b.map(|b| (b, None));
     match body.first() {
         // Java builds a fresh body: its filter-server list is empty, not null (older brokers: no list at all).
         None => Ok((
@@ -76,9 +75,9 @@ pub fn decode_register_broker_body_marked(
             None,
         )),
         // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
-        Some(&ZLIB_MAGIC) => unmarked(zlib::decode(body, version, max_inflated)),
+        Some(&ZLIB_MAGIC) => zlib::decode_marked(body, version, max_inflated).map(|(b, m)| (b, Some(m))),
         Some(b'{') => register::decode(body, version),
-        Some(_) if compressed => unmarked(zlib::decode(body, version, max_inflated)),
+        Some(_) if compressed => zlib::decode_marked(body, version, max_inflated).map(|(b, m)| (b, Some(m))),
         Some(_) => register::decode(body, version),
     }
 }

@@ -473,32 +473,37 @@ proptest! {
         other in arb_body(),
         dv in arb_body().prop_map(|b| b.data_version),
         five in any::<bool>(),
+        zlib in any::<bool>(),
     ) {
         let version = if five { 479 } else { 409 };
-        let bytes = encode_register_broker_body(&body, false, version);
-        let (decoded, mark) = decode_register_broker_body_marked(&bytes, false, version, MB).unwrap();
+        let bytes = encode_register_broker_body(&body, zlib, version);
+        let (decoded, mark) = decode_register_broker_body_marked(&bytes, zlib, version, MB).unwrap();
         let Some(mark) = mark else {
-            // Only bodies the fast path declines (static-topic mappings) go unmarked.
-            prop_assert!(five && !body.mapping_infos.is_empty());
+            // Only JSON bodies the fast path declines (static-topic mappings) go unmarked.
+            prop_assert!(!zlib && five && !body.mapping_infos.is_empty());
             return Ok(());
         };
+        let same_register_body = |bytes: &[u8], mark: &BodyMark| same_register_body(bytes, zlib, mark, MB);
+        // A mark of one form never recognises the other form of the same body.
+        let other_form = encode_register_broker_body(&body, !zlib, version);
+        prop_assert_eq!(super::same_register_body(&other_form, !zlib, &mark, MB), None);
         // Our encoder writes a 5.x `mappingDataVersion` with the DataVersion's timestamp (a real broker's changes only
         // with its mappings): keep the timestamp, so only the DataVersion's bytes differ.
         let dv = DataVersion { timestamp: body.data_version.timestamp, ..dv };
         let again = RegisterBrokerBody { data_version: dv, ..body.clone() };
-        let again_bytes = encode_register_broker_body(&again, false, version);
-        let expected = decode_register_broker_body(&again_bytes, false, version, MB).unwrap();
+        let again_bytes = encode_register_broker_body(&again, zlib, version);
+        let expected = decode_register_broker_body(&again_bytes, zlib, version, MB).unwrap();
         prop_assert_eq!(same_register_body(&again_bytes, &mark), Some(expected.data_version));
 
-        let other_bytes = encode_register_broker_body(&other, false, version);
+        let other_bytes = encode_register_broker_body(&other, zlib, version);
         if let Some(found) = same_register_body(&other_bytes, &mark) {
-            let other_decoded = decode_register_broker_body(&other_bytes, false, version, MB).unwrap();
+            let other_decoded = decode_register_broker_body(&other_bytes, zlib, version, MB).unwrap();
             prop_assert_eq!(other_decoded, RegisterBrokerBody { data_version: found, ..decoded.clone() });
         }
         if let Some(first) = body.topic_configs.first() {
             let mut changed = again.clone();
             changed.topic_configs[0].perm = first.perm ^ 1;
-            let changed_bytes = encode_register_broker_body(&changed, false, version);
+            let changed_bytes = encode_register_broker_body(&changed, zlib, version);
             prop_assert_eq!(same_register_body(&changed_bytes, &mark), None);
         }
     }

@@ -10,7 +10,7 @@ use flate2::Compression;
 use super::beans;
 use super::register::V5_0_0;
 use super::{parse_json, BodyError};
-use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
+use crate::model::{BodyMark, DataVersion, RegisterBrokerBody, TopicConfig};
 use crate::protocol::json::{Dialect, JsonWriter, Value};
 
 fn bad(reason: impl Into<String>) -> BodyError {
@@ -78,9 +78,41 @@ impl<'a> Cursor<'a> {
 /// `" 0 0 0 MULTI_TAG"` (16 bytes).
 const MIN_TOPIC_PART: usize = 4 + 16;
 
-pub(super) fn decode(body: &[u8], version: i32, max: usize) -> Result<RegisterBrokerBody, BodyError> {
+/// The body and its mark: a digest of the inflated bytes after the DataVersion part (always the first part), so that the broker's next body can be recognised by inflating it only
+/// (`same_dv`). A deflate stream changes from the DataVersion on, so the compressed bytes cannot be compared.
+pub(super) fn decode_marked(
+    body: &[u8],
+    version: i32,
+    max: usize,
+) -> Result<(RegisterBrokerBody, BodyMark), BodyError> {
     let raw = inflate(body, max)?;
-    let mut c = Cursor { s: &raw };
+    let decoded = decode_inflated(&raw, version)?;
+    let dv_len = Cursor { s: &raw }.part()?.len();
+    let mark = super::same::mark(&raw, DV_START, DV_LEN + dv_len).ok_or_else(|| bad("body too large to mark"))?;
+    Ok((decoded, mark))
+}
+
+/// The DataVersion part, left out of the digest with its length (which changes with it): the inflated body's first
+/// part. A JSON body's DataVersion never starts at 0, so the two forms' marks never mix.
+const DV_START: usize = 0;
+const DV_LEN: usize = 4;
+
+/// The DataVersion of `body` (compressed) if it is the body `mark` was taken from with only its DataVersion
+/// changed. Costs an inflate and a digest, not a decode.
+pub(super) fn same_dv(body: &[u8], mark: &BodyMark, max: usize) -> Option<DataVersion> {
+    if mark.dv_start as usize != DV_START {
+        return None;
+    }
+    let raw = inflate(body, max).ok()?;
+    let dv = Cursor { s: &raw }.part().ok()?;
+    if super::same::digest_around(&raw, DV_START, DV_LEN + dv.len()) != mark.digest {
+        return None;
+    }
+    beans::read_data_version(&parse_json(dv).ok()?).ok()
+}
+
+fn decode_inflated(raw: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+    let mut c = Cursor { s: raw };
     let dv = parse_json(c.part()?)?;
     let mut out = RegisterBrokerBody { data_version: beans::read_data_version(&dv)?, ..Default::default() };
     // Checked against the smallest possible part, not 4 bytes: the count sizes a reservation of ~40-byte
