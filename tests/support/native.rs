@@ -1,7 +1,8 @@
 //! The non-JVM client peers: the native RocketMQ C++ client through its Python bindings (PyPI packages that bundle
-//! `librocketmq.so`), and ali-ons (npm, pure JavaScript). Each is installed at test time into its own directory of
-//! the peers cache (`${NAMESRV_PEERS_CACHE:-~/.cache/namesrv-peers}`), never into the repository, and reused by
-//! later runs. The programs that drive them are `tests/peers/python/cpp_producer.py` and `tests/peers/js/`.
+//! `librocketmq.so`) and ali-ons (npm, pure JavaScript); also playwright-core (npm), which drives a browser for the
+//! console test. Each is installed at test time into its own directory of the peers cache
+//! (`${NAMESRV_PEERS_CACHE:-~/.cache/namesrv-peers}`), never into the repository, and reused by later runs. The
+//! programs that drive them are `tests/peers/python/cpp_producer.py`, `tests/peers/js/` and `tests/peers/browser/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -89,18 +90,30 @@ pub fn cpp_produce(peer: PyPeer, namesrv: &str, topic: &str, count: usize, prefi
 
 /// `node_modules` with ali-ons installed exactly as pinned by `tests/peers/js/package-lock.json` (`npm ci`).
 pub fn ali_ons() -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/js");
-    let lock = std::fs::read(src.join("package-lock.json")).expect("read tests/peers/js/package-lock.json");
+    npm_ci("js")
+}
+
+/// `node_modules` with playwright-core installed as pinned by `tests/peers/browser/package-lock.json`, for the
+/// console test. It drives the system's chromium: playwright-core downloads no browser.
+pub fn playwright_core() -> PathBuf {
+    npm_ci("browser")
+}
+
+/// `node_modules` of `tests/peers/{sub}` installed with `npm ci` into the peers cache.
+fn npm_ci(sub: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(sub);
+    let lock = std::fs::read(src.join("package-lock.json"))
+        .unwrap_or_else(|e| panic!("read tests/peers/{sub}/package-lock.json: {e}"));
     // The directory is named by a hash of the lock file, so changing the pins installs afresh.
-    let dir = cache().join("node").join(format!("js-peers-{:08x}", crc32fast::hash(&lock)));
+    let dir = cache().join("node").join(format!("{sub}-peers-{:08x}", crc32fast::hash(&lock)));
     let scratch = tempfile::tempdir().expect("temp dir");
-    let root = install_once(&dir, "tests/peers/js (npm ci)", |staging| {
+    let root = install_once(&dir, &format!("tests/peers/{sub} (npm ci)"), |staging| {
         for f in ["package.json", "package-lock.json"] {
             std::fs::copy(src.join(f), staging.join(f)).unwrap_or_else(|e| panic!("copy {f}: {e}"));
         }
         let mut npm = Command::new("npm");
         npm.args(["ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix"]).arg(staging);
-        run("npm ci (tests/peers/js)", npm, scratch.path(), INSTALL_TIMEOUT)
+        run(&format!("npm ci (tests/peers/{sub})"), npm, scratch.path(), INSTALL_TIMEOUT)
     });
     root.join("node_modules")
 }

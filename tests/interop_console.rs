@@ -1,0 +1,184 @@
+//! The web console at `/` in a real headless browser: Debian's chromium driven by playwright-core
+//! (`tests/peers/browser/console_test.mjs`), against our server with a real Java 5.5.0 broker registered. The page
+//! must list the broker, show a topic's route as clients receive it, and show the broker leaving in the change feed
+//! once it is killed. Screenshots go to `target/console-artifacts/`. Built and run with `--features peers` only;
+//! without node, npm or a chromium that starts, the test fails (it never skips).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use support::broker::{route, wait_for, wait_registered, Broker};
+use support::interop::{serial, step};
+use support::java::JAVA_5X;
+use support::native::playwright_core;
+use support::proc::OurNode;
+
+const CLUSTER: &str = "ConsoleCluster";
+/// Brokers register a topic named after themselves (`brokerTopicEnable`, on by default): the topic searched for.
+const BROKER: &str = "console-broker";
+/// For each phase of the browser script; generous, as a JVM shares the two cores with the browser.
+const PHASE_TIMEOUT: Duration = Duration::from_secs(180);
+
+#[test]
+fn console_shows_a_java_broker_its_route_and_its_leaving() {
+    let _serial = serial();
+    let t0 = Instant::now();
+    // The tools first, so that a machine without them fails in seconds, not after a broker has booted.
+    let chromium = chromium();
+    let modules = playwright_core();
+    let artifacts = artifact_dir();
+    step(t0, &format!("chromium {}, playwright-core ready", chromium.display()));
+
+    let ours = OurNode::start();
+    let mut broker = Broker::start(JAVA_5X, CLUSTER, BROKER, &ours.addr_string());
+    let took = wait_registered(ours.addr(), &broker, Duration::from_secs(60));
+    wait_for(
+        &format!("the route of topic {BROKER}"),
+        Duration::from_secs(60),
+        || route(ours.addr(), BROKER),
+        || format!("{}\n{}", broker.log(), ours.log()),
+    );
+    step(t0, &format!("broker {} registered after {took:?}", broker.addr_string()));
+
+    let mut browser = BrowserScript::start(&modules, &chromium, &ours, &broker, &artifacts);
+    let context = |b: &Broker| format!("{}\n{}", b.log(), ours.log());
+    browser.expect_line("READY", || context(&broker));
+    step(t0, "the page lists the broker and shows the route; killing the broker");
+
+    // SIGKILL: no UNREGISTER_BROKER, our server learns of it from the closed connection.
+    broker.kill();
+    browser.say("STOPPED");
+    browser.expect_line("OK", || context(&broker));
+    browser.expect_success();
+    step(t0, &format!("the feed showed the broker leave; screenshots in {}", artifacts.display()));
+}
+
+/// The browser to drive: `$CHROMIUM`, else Debian's `/usr/bin/chromium`. Panics unless it starts.
+fn chromium() -> PathBuf {
+    let path = std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    let out = Command::new(&path).arg("--version").output();
+    match out {
+        Ok(o) if o.status.success() && String::from_utf8_lossy(&o.stdout).contains("Chromium") => path,
+        Ok(o) => panic!(
+            "{} --version failed ({}): {}{}\nThe console test needs Debian's chromium (apt-get install chromium) or \
+             $CHROMIUM",
+            path.display(),
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => panic!(
+            "cannot run {}: {e}\nThe console test needs Debian's chromium (apt-get install chromium) or $CHROMIUM",
+            path.display()
+        ),
+    }
+}
+
+/// `console-artifacts/` beside the build's `debug/` directory (`target/` unless the target dir was moved),
+/// emptied so that no screenshot of an earlier run passes for this one's.
+fn artifact_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/debug/deps/interop_console-<hash>
+    let target = exe.ancestors().nth(3).expect("target directory").to_path_buf();
+    let dir = target.join("console-artifacts");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+    dir
+}
+
+/// `console_test.mjs` running in node, spoken to in lines: its stdout comes through a channel so that every wait
+/// has a deadline; its stderr (progress and failures) goes to `console_test.log` among the artifacts.
+struct BrowserScript {
+    child: Child,
+    lines: Receiver<String>,
+    log: PathBuf,
+    // Holds the copy of the script and the `node_modules` link while node runs.
+    _dir: tempfile::TempDir,
+}
+
+impl BrowserScript {
+    fn start(modules: &Path, chromium: &Path, ours: &OurNode, broker: &Broker, artifacts: &Path) -> BrowserScript {
+        // ES modules ignore NODE_PATH: the script runs from a directory whose node_modules is the installed one.
+        let dir = tempfile::Builder::new().prefix("interop-console-").tempdir().expect("temp dir");
+        let script = dir.path().join("console_test.mjs");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/browser/console_test.mjs");
+        std::fs::copy(&src, &script).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+        std::os::unix::fs::symlink(modules, dir.path().join("node_modules")).expect("link node_modules");
+        let log = artifacts.join("console_test.log");
+        let err = std::fs::File::create(&log).expect("create console_test.log");
+        let mut child = Command::new("node")
+            .arg(&script)
+            .arg(format!("http://{}", ours.http_addr()))
+            .args([CLUSTER, BROKER, &broker.addr_string(), BROKER])
+            .arg(artifacts)
+            .env("CHROMIUM", chromium)
+            .env("HOME", dir.path())
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start node (the console test needs Node.js 20+): {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        BrowserScript { child, lines, log, _dir: dir }
+    }
+
+    /// Waits for the line `want`; panics with the script's log and `context()` if it exits or times out first.
+    fn expect_line(&mut self, want: &str, context: impl Fn() -> String) {
+        loop {
+            match self.lines.recv_timeout(PHASE_TIMEOUT) {
+                Ok(line) if line == want => return,
+                Ok(line) => eprintln!("         console_test: {line}"),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no {want} from console_test within {PHASE_TIMEOUT:?}\n{}\n{}", self.log(), context())
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+                    panic!("console_test exited ({status}) before {want}\n{}\n{}", self.log(), context())
+                }
+            }
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{line}").and_then(|_| stdin.flush()).expect("write to console_test");
+    }
+
+    /// Waits for the script to exit, which it does right after OK, and requires status 0.
+    fn expect_success(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "console_test did not exit after OK\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "console_test exited with {status}\n{}", self.log());
+    }
+
+    fn log(&self) -> String {
+        format!("--- {} ---\n{}", self.log.display(), support::tail(&self.log, 60))
+    }
+}
+
+impl Drop for BrowserScript {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
