@@ -22,8 +22,10 @@
 //! state and the event (every node must reach the same state from the same log). It shares nothing with the
 //! name server's route tables.
 
+pub mod elect;
 pub mod error;
 pub mod event;
+pub mod liveness;
 pub mod replicas;
 pub mod request;
 
