@@ -25,6 +25,7 @@
 pub mod elect;
 pub mod error;
 pub mod event;
+pub mod leader;
 pub mod liveness;
 pub mod replicas;
 pub mod request;
