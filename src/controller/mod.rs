@@ -25,6 +25,7 @@
 pub mod elect;
 pub mod error;
 pub mod event;
+pub mod heartbeat;
 pub mod leader;
 pub mod liveness;
 pub mod replicas;
@@ -32,5 +33,6 @@ pub mod request;
 
 pub use error::ControllerError;
 pub use event::Event;
+pub use heartbeat::HeartbeatTable;
 pub use replicas::{BrokerId, ReplicasInfo};
 pub use request::ControllerResult;
