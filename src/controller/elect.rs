@@ -13,8 +13,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
+use super::event::BrokerId;
 use super::liveness::{LiveFacts, Liveness};
-use super::replicas::BrokerId;
 
 /// The group an election is for.
 #[derive(Clone, Copy, Debug)]

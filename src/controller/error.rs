@@ -5,7 +5,7 @@ use thiserror::Error;
 
 use crate::protocol::code::ControllerResponseCode as Code;
 
-use super::replicas::BrokerId;
+use super::event::BrokerId;
 
 /// Java formats a `null` Long as `null`; the remarks keep that.
 struct JavaLong(Option<BrokerId>);

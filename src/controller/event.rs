@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::replicas::BrokerId;
+/// A broker's id inside its group, as the controller assigns it (Java `Long`; 1 is the first, 0 never: on the
+/// name server 0 means master).
+pub type BrokerId = i64;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::state::ConnId;
 
+use super::event::BrokerId;
 use super::liveness::{LiveFacts, Liveness};
-use super::replicas::BrokerId;
 
 /// Java `BrokerHeartbeatManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME` (the controller's: 10 s, not the name
 /// server's 120 s).

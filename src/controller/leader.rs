@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use super::elect::{elect, Group};
 use super::error::ControllerError as E;
-use super::event::Event;
+use super::event::{BrokerId, Event};
 use super::liveness::Liveness;
-use super::replicas::{BrokerId, ReplicasInfo, FIRST_BROKER_CONTROLLER_ID};
+use super::replicas::{ReplicasInfo, FIRST_BROKER_CONTROLLER_ID};
 use super::request::*;
 
 impl ReplicasInfo {

@@ -2,7 +2,7 @@
 //! `BrokerLiveInfoGetter`). Liveness is local to each node and never replicated, so only validation reads it,
 //! never `ReplicasInfo::apply`.
 
-use super::replicas::BrokerId;
+use super::event::BrokerId;
 
 /// What a broker last reported that elections rank by (Java `BrokerLiveInfo`'s epoch, maxOffset,
 /// electionPriority).

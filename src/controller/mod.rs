@@ -32,7 +32,7 @@ pub mod replicas;
 pub mod request;
 
 pub use error::ControllerError;
-pub use event::Event;
+pub use event::{BrokerId, Event};
 pub use heartbeat::HeartbeatTable;
-pub use replicas::{BrokerId, ReplicasInfo};
+pub use replicas::ReplicasInfo;
 pub use request::ControllerResult;

@@ -10,10 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Event;
-
-/// A broker's id inside its group, as the controller assigns it (Java `Long`; 1 is the first).
-pub type BrokerId = i64;
+use super::event::{BrokerId, Event};
 
 /// Java `MixAll.FIRST_BROKER_CONTROLLER_ID`: the id a new group starts from.
 pub const FIRST_BROKER_CONTROLLER_ID: BrokerId = 1;

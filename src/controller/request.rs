@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::ControllerError;
-use super::event::Event;
-use super::replicas::BrokerId;
+use super::event::{BrokerId, Event};
 
 /// Java `ControllerResult`: an answer, the events to replicate before answering, and the refusal if any. Not a
 /// `Result`, because Java answers some refusals with data (2011 names the living master) and some with events
