@@ -31,6 +31,9 @@ pub mod liveness;
 pub mod replicas;
 pub mod request;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::ControllerError;
 pub use event::{BrokerId, Event};
 pub use heartbeat::HeartbeatTable;
