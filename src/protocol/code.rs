@@ -99,6 +99,51 @@ pub mod ResponseCode {
     pub const GO_AWAY: i32 = 1500;
 }
 
+/// Controller (RIP-44) request codes. Java keeps them in `RequestCode`; they live apart here because they are served
+/// on the controller's own port, never on 9876, so they stay out of `REQUEST_NAMES` (the name server's metrics).
+#[allow(non_snake_case)]
+pub mod ControllerRequestCode {
+    pub const CONTROLLER_ALTER_SYNC_STATE_SET: i32 = 1001;
+    pub const CONTROLLER_ELECT_MASTER: i32 = 1002;
+    pub const CONTROLLER_REGISTER_BROKER: i32 = 1003;
+    pub const CONTROLLER_GET_REPLICA_INFO: i32 = 1004;
+    pub const CONTROLLER_GET_METADATA_INFO: i32 = 1005;
+    pub const CONTROLLER_GET_SYNC_STATE_DATA: i32 = 1006;
+    pub const GET_BROKER_EPOCH_CACHE: i32 = 1007;
+    /// Sent by the controller, one-way, to the members of a group whose master changed.
+    pub const NOTIFY_BROKER_ROLE_CHANGED: i32 = 1008;
+    pub const UPDATE_CONTROLLER_CONFIG: i32 = 1009;
+    pub const GET_CONTROLLER_CONFIG: i32 = 1010;
+    pub const CLEAN_BROKER_DATA: i32 = 1011;
+    pub const CONTROLLER_GET_NEXT_BROKER_ID: i32 = 1012;
+    pub const CONTROLLER_APPLY_BROKER_ID: i32 = 1013;
+    /// The same code as the name server's `RequestCode::BROKER_HEARTBEAT`; on the controller port it carries the
+    /// controller heartbeat header (epoch, offsets, election priority).
+    pub const BROKER_HEARTBEAT: i32 = 904;
+}
+
+/// Controller (RIP-44) response codes, Java `ResponseCode` 2000–2016.
+#[allow(non_snake_case)]
+pub mod ControllerResponseCode {
+    pub const CONTROLLER_FENCED_MASTER_EPOCH: i32 = 2000;
+    pub const CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH: i32 = 2001;
+    pub const CONTROLLER_INVALID_MASTER: i32 = 2002;
+    pub const CONTROLLER_INVALID_REPLICAS: i32 = 2003;
+    pub const CONTROLLER_MASTER_NOT_AVAILABLE: i32 = 2004;
+    pub const CONTROLLER_INVALID_REQUEST: i32 = 2005;
+    pub const CONTROLLER_BROKER_NOT_ALIVE: i32 = 2006;
+    pub const CONTROLLER_NOT_LEADER: i32 = 2007;
+    pub const CONTROLLER_BROKER_METADATA_NOT_EXIST: i32 = 2008;
+    pub const CONTROLLER_INVALID_CLEAN_BROKER_METADATA: i32 = 2009;
+    pub const CONTROLLER_BROKER_NEED_TO_BE_REGISTERED: i32 = 2010;
+    pub const CONTROLLER_MASTER_STILL_EXIST: i32 = 2011;
+    pub const CONTROLLER_ELECT_MASTER_FAILED: i32 = 2012;
+    pub const CONTROLLER_ALTER_SYNC_STATE_SET_FAILED: i32 = 2013;
+    pub const CONTROLLER_BROKER_ID_INVALID: i32 = 2014;
+    pub const CONTROLLER_JRAFT_INTERNAL_ERROR: i32 = 2015;
+    pub const CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS: i32 = 2016;
+}
+
 /// Header serialization type, the top byte of the header word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SerializeType {
