@@ -13,8 +13,6 @@ mod responses;
 mod same;
 mod zlib;
 
-pub use same::same_register_body;
-
 use std::collections::BTreeMap;
 
 use crate::model::{
@@ -79,6 +77,18 @@ pub fn decode_register_broker_body_marked(
         Some(b'{') => register::decode(body, version),
         Some(_) if compressed => zlib::decode_marked(body, version, max_inflated).map(|(b, m)| (b, Some(m))),
         Some(_) => register::decode(body, version),
+    }
+}
+
+/// The DataVersion of `body` if it is the body `mark` was taken from with only its DataVersion changed. A zlib body
+/// (told apart as `decode_register_broker_body_marked` does) is inflated, at most `max_inflated` bytes, and compared
+/// inflated; a JSON mark never matches a zlib body nor the other way round (different bytes: only a collision could).
+pub fn same_register_body(body: &[u8], compressed: bool, mark: &BodyMark, max_inflated: usize) -> Option<DataVersion> {
+    match body.first() {
+        Some(&ZLIB_MAGIC) => zlib::same_dv(body, mark, max_inflated),
+        Some(b'{') | None => same::same_json(body, mark),
+        Some(_) if compressed => zlib::same_dv(body, mark, max_inflated),
+        Some(_) => same::same_json(body, mark),
     }
 }
 

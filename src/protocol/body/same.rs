@@ -40,19 +40,8 @@ pub(super) fn mark(body: &[u8], start: usize, end: usize) -> Option<BodyMark> {
     Some(BodyMark { dv_start: u32::try_from(start).ok()?, digest: digest_around(body, start, end) })
 }
 
-/// The DataVersion of `body` if it is the body `mark` was taken from with only its DataVersion changed. A zlib body
-/// (told apart as `decode_register_broker_body_marked` does) is inflated, at most `max_inflated` bytes, and compared
-/// inflated; a JSON mark never matches a zlib body nor the other way round (different bytes: only a collision could).
-pub fn same_register_body(body: &[u8], compressed: bool, mark: &BodyMark, max_inflated: usize) -> Option<DataVersion> {
-    match body.first() {
-        Some(&super::ZLIB_MAGIC) => super::zlib::same_dv(body, mark, max_inflated),
-        Some(b'{') | None => same_json(body, mark),
-        Some(_) if compressed => super::zlib::same_dv(body, mark, max_inflated),
-        Some(_) => same_json(body, mark),
-    }
-}
-
-fn same_json(body: &[u8], mark: &BodyMark) -> Option<DataVersion> {
+/// The DataVersion of JSON `body` if it is the body `mark` was taken from with only its DataVersion changed.
+pub(super) fn same_json(body: &[u8], mark: &BodyMark) -> Option<DataVersion> {
     let start = mark.dv_start as usize;
     let rest = body.get(start..)?;
     let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<IgnoredAny>();
