@@ -239,10 +239,37 @@ pub struct MemoryArgs {
     /// Brokers per cluster; each cluster has 10k topics: 1 cluster = 40k entries, 10 clusters = 400k.
     #[arg(long, default_value_t = 4)]
     brokers: usize,
+    /// Our server binary (e.g. one built with `--no-default-features`, on the system allocator).
+    #[arg(long)]
+    ours_bin: Option<std::path::PathBuf>,
+    /// After loading, wait up to this long for the RSS to settle (an allocator may give freed pages back over
+    /// seconds; a JVM may shrink its heap after a GC): the figure is the RSS once it has not fallen for 3 s.
+    #[arg(long, default_value_t = 1)]
+    settle_secs: u64,
+}
+
+/// The RSS once it has stopped falling for 3 s (sampled every 500 ms), or at `limit`.
+fn settled_rss_mb(s: &Server, limit: Duration) -> f64 {
+    let started = std::time::Instant::now();
+    let mut low = s.rss().unwrap_or(0);
+    let mut low_since = std::time::Instant::now();
+    while started.elapsed() < limit && low_since.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = s.rss().unwrap_or(0);
+        if now < low {
+            low = now;
+            low_since = std::time::Instant::now();
+        }
+    }
+    s.rss().unwrap_or(0) as f64 / 1048576.0
 }
 
 pub fn memory(a: &MemoryArgs) -> Result<(), String> {
-    let launch = Launch { java_heap: a.java_heap.clone(), ..Launch::default() };
+    let mut launch = Launch { java_heap: a.java_heap.clone(), ..Launch::default() };
+    if let Some(bin) = &a.ours_bin {
+        launch.ours_bin = bin.clone();
+    }
+    let settle = Duration::from_secs(a.settle_secs);
     let topo = Topology { clusters: 10, brokers_per_cluster: a.brokers, topics_per_cluster: 10_000 };
     let per_cluster = a.brokers * 10_000;
     let mut rows = Vec::new();
@@ -251,12 +278,10 @@ pub fn memory(a: &MemoryArgs) -> Result<(), String> {
         let mb = |s: &Server| s.rss().unwrap_or(0) as f64 / 1048576.0;
         let base = mb(&s);
         let _first = topology::install_clusters(s.addr, topo, 0..1)?;
-        std::thread::sleep(Duration::from_secs(1));
-        let at_small = mb(&s);
+        let at_small = settled_rss_mb(&s, settle);
         let rest = topology::install_clusters(s.addr, topo, 1..10);
-        std::thread::sleep(Duration::from_secs(1));
         let at_large = match rest {
-            Ok(_keep) => format!("{:.0}", mb(&s)),
+            Ok(_keep) => format!("{:.0}", settled_rss_mb(&s, settle)),
             Err(e) => format!("failed: {e}"),
         };
         println!(
