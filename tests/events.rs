@@ -4,8 +4,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use namesrv::config::Config;
@@ -14,81 +14,13 @@ use serde_json::Value;
 use support::client::Client;
 use support::inproc::InProc;
 use support::registration::{new_cmd, Broker};
+use support::sse::Stream;
 
 fn start(tweak: impl FnOnce(&mut Config)) -> InProc {
     InProc::start(|c| {
         c.http_address = "127.0.0.1:0".into();
         tweak(c);
     })
-}
-
-/// One SSE event: `id`, `event`, and `data` parsed.
-#[derive(Debug)]
-struct Sse {
-    id: Option<String>,
-    event: String,
-    data: Value,
-}
-
-/// An open `/events` stream (HTTP/1.1: chunked).
-struct Stream {
-    reader: BufReader<chunked_transfer::Decoder<TcpStream>>,
-}
-
-impl Stream {
-    /// Connects and reads the response head and the `retry:` line: from here on, every change is on this stream.
-    fn open(http: SocketAddr, path: &str, last_event_id: Option<&str>) -> Stream {
-        let mut s = TcpStream::connect(http).expect("connect HTTP");
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let resume = last_event_id.map(|id| format!("Last-Event-ID: {id}\r\n")).unwrap_or_default();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n{resume}\r\n").unwrap();
-        // The head byte by byte, so that nothing of the body is read before the decoder takes over.
-        let mut head = Vec::new();
-        while !head.ends_with(b"\r\n\r\n") {
-            let mut b = [0u8];
-            s.read_exact(&mut b).expect("read head");
-            head.push(b[0]);
-        }
-        let head = String::from_utf8(head).unwrap();
-        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-        assert!(head.contains("Content-Type: text/event-stream"), "{head}");
-        assert!(head.contains("Transfer-Encoding: chunked"), "{head}");
-        let mut reader = BufReader::new(chunked_transfer::Decoder::new(s));
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("the retry line");
-        assert!(line.starts_with("retry: "), "{line}");
-        Stream { reader }
-    }
-
-    /// The next event (comments and blank lines skipped); panics after the read timeout.
-    fn next(&mut self) -> Sse {
-        let (mut id, mut event, mut data) = (None, None, None);
-        loop {
-            let mut line = String::new();
-            let n = self.reader.read_line(&mut line).expect("read an event");
-            assert!(n > 0, "the stream ended");
-            let line = line.trim_end_matches('\n');
-            if line.is_empty() {
-                if let (Some(event), Some(data)) = (event.take(), data.take()) {
-                    return Sse { id, event, data };
-                }
-                continue;
-            }
-            if let Some(v) = line.strip_prefix("id: ") {
-                id = Some(v.to_string());
-            } else if let Some(v) = line.strip_prefix("event: ") {
-                event = Some(v.to_string());
-            } else if let Some(v) = line.strip_prefix("data: ") {
-                data = Some(serde_json::from_str::<Value>(v).expect("data is JSON"));
-            }
-        }
-    }
-
-    /// Whether the server ended the response (the last chunk) after what was already read.
-    fn ended(&mut self) -> bool {
-        let mut rest = String::new();
-        self.reader.read_to_string(&mut rest).is_ok() && rest.trim().is_empty()
-    }
 }
 
 fn names(v: &Value) -> Vec<&str> {

@@ -1,8 +1,10 @@
 //! The web console at `/` in a real headless browser: Debian's chromium driven by playwright-core
 //! (`tests/peers/browser/console_test.mjs`), against our server with a real Java 5.5.0 broker registered. The page
 //! must list the broker, show a topic's route as clients receive it, and show the broker leaving in the change feed
-//! once it is killed. Screenshots go to `target/console-artifacts/`. Built and run with `--features peers` only;
-//! without node, npm or a chromium that starts, the test fails (it never skips).
+//! once it is killed. Screenshots go to `target/console-artifacts/`. Beside the browser, a plain SSE client follows
+//! `/events` through the broker's life — registered, a topic added with mqadmin, killed, removed — and writes what
+//! it saw to `feed.txt` there. Built and run with `--features peers` only; without node, npm or a chromium that
+//! starts, the test fails (it never skips).
 
 mod support;
 
@@ -15,12 +17,16 @@ use std::time::{Duration, Instant};
 use support::broker::{route, wait_for, wait_registered, Broker};
 use support::interop::{serial, step};
 use support::java::JAVA_5X;
+use support::mqadmin::MqAdmin;
 use support::native::playwright_core;
 use support::proc::OurNode;
+use support::sse::{Sse, Stream};
 
 const CLUSTER: &str = "ConsoleCluster";
 /// Brokers register a topic named after themselves (`brokerTopicEnable`, on by default): the topic searched for.
 const BROKER: &str = "console-broker";
+/// Created with mqadmin while the broker runs: the broker re-registers with it.
+const ADDED_TOPIC: &str = "ConsoleAddedTopic";
 /// For each phase of the browser script; generous, as a JVM shares the two cores with the browser.
 const PHASE_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -35,6 +41,7 @@ fn console_shows_a_java_broker_its_route_and_its_leaving() {
     step(t0, &format!("chromium {}, playwright-core ready", chromium.display()));
 
     let ours = OurNode::start();
+    let feed = follow_feed(&ours);
     let mut broker = Broker::start(JAVA_5X, CLUSTER, BROKER, &ours.addr_string());
     let took = wait_registered(ours.addr(), &broker, Duration::from_secs(60));
     wait_for(
@@ -44,6 +51,16 @@ fn console_shows_a_java_broker_its_route_and_its_leaving() {
         || format!("{}\n{}", broker.log(), ours.log()),
     );
     step(t0, &format!("broker {} registered after {took:?}", broker.addr_string()));
+    let out =
+        MqAdmin::new(JAVA_5X).ok(&ours.addr_string(), &["updateTopic", "-b", &broker.addr_string(), "-t", ADDED_TOPIC]);
+    assert!(out.contains("success"), "updateTopic:\n{out}");
+    wait_for(
+        &format!("the route of topic {ADDED_TOPIC}"),
+        Duration::from_secs(60),
+        || route(ours.addr(), ADDED_TOPIC),
+        || format!("{}\n{}", broker.log(), ours.log()),
+    );
+    step(t0, &format!("mqadmin added topic {ADDED_TOPIC}"));
 
     let mut browser = BrowserScript::start(&modules, &chromium, &ours, &broker, &artifacts);
     let context = |b: &Broker| format!("{}\n{}", b.log(), ours.log());
@@ -56,6 +73,60 @@ fn console_shows_a_java_broker_its_route_and_its_leaving() {
     browser.expect_line("OK", || context(&broker));
     browser.expect_success();
     step(t0, &format!("the feed showed the broker leave; screenshots in {}", artifacts.display()));
+
+    let life = broker_life(&feed, &broker.addr_string(), &artifacts);
+    step(t0, &format!("the feed followed the broker's life: {}", life.join(" → ")));
+}
+
+/// A plain SSE client on `/events` from before the broker starts, on a thread of its own: its events come through
+/// the channel.
+fn follow_feed(ours: &OurNode) -> Receiver<Sse> {
+    let mut stream = Stream::open_with(ours.http_addr(), "/events", None, Duration::from_secs(60));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        while let Some(e) = stream.try_next() {
+            if tx.send(e).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The events about the broker at `addr` until it was removed, written to `feed.txt`; asserts the life Java's broker
+/// had: first registered, re-registered with the added topic, removed when its connection closed (in that order,
+/// whatever else came between). Returns the steps.
+fn broker_life(feed: &Receiver<Sse>, addr: &str, artifacts: &Path) -> Vec<String> {
+    let mut text = String::new();
+    let mut life = Vec::new();
+    loop {
+        let e = feed.recv_timeout(PHASE_TIMEOUT).unwrap_or_else(|_| panic!("no brokerRemoved in the feed:\n{text}"));
+        text.push_str(&format!("{} {} {}\n", e.id.as_deref().unwrap_or("-"), e.event, e.data));
+        if e.data["addr"] != addr {
+            continue;
+        }
+        let step = match e.event.as_str() {
+            "brokerRegistered" if e.data["first"] == true => "registered".to_string(),
+            "brokerRegistered" => {
+                let added: Vec<&str> =
+                    e.data["topicsAdded"].as_array().into_iter().flatten().filter_map(|t| t.as_str()).collect();
+                format!("re-registered, topics added {added:?}")
+            }
+            "brokerRemoved" => format!("removed ({})", e.data["cause"].as_str().unwrap_or("?")),
+            other => other.to_string(),
+        };
+        life.push(step);
+        if e.event == "brokerRemoved" {
+            break;
+        }
+    }
+    std::fs::write(artifacts.join("feed.txt"), &text).expect("write feed.txt");
+    // The broker may re-register with more topics while it boots; these three must be there, in this order.
+    let added = life.iter().position(|s| s.starts_with("re-registered") && s.contains(&format!("{ADDED_TOPIC:?}")));
+    assert_eq!(life.first().map(String::as_str), Some("registered"), "the broker's life in the feed:\n{text}");
+    assert!(added.is_some(), "no re-registration adding {ADDED_TOPIC} in the feed:\n{text}");
+    assert_eq!(life.last().map(String::as_str), Some("removed (connection_closed)"), "{text}");
+    life
 }
 
 /// The browser to drive: `$CHROMIUM`, else Debian's `/usr/bin/chromium`. Panics unless it starts.

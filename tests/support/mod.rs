@@ -23,6 +23,7 @@ pub mod proc;
 pub mod recorder;
 pub mod registration;
 pub mod replay;
+pub mod sse;
 pub mod tls;
 
 use std::io::Read;
