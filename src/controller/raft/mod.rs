@@ -24,6 +24,9 @@ use super::event::Event;
 pub mod log_store;
 pub mod state_machine;
 
+#[cfg(test)]
+mod tests;
+
 pub use log_store::{LogStore, LogStoreError};
 pub use state_machine::{StateMachine, StateMachineError};
 
