@@ -1,7 +1,7 @@
 //! The controller's Raft log on disk, and openraft's `RaftLogStorage` over it.
 //!
 //! Two files in the store's directory:
-//! - `raft-log`: the entries, one record each — `[payload length: u32 LE][crc32 of payload: u32 LE][entry as
+//! - `raft-log`: the entries, one record each — `[length: u32 LE][crc32 of length][crc32 of payload][entry as
 //!   JSON]` — appended and `sync_data`ed before openraft hears they are durable. The file holds exactly the entries
 //!   the store holds: `truncate` cuts it (`set_len` + `sync_all`), `purge` rewrites it without the purged prefix.
 //! - `raft-meta.json`: the vote, the committed id and the purged id, replaced whole and atomically
@@ -34,10 +34,8 @@ use crate::persist::save_atomic;
 pub const LOG_FILE: &str = "raft-log";
 pub const META_FILE: &str = "raft-meta.json";
 
-/// Length and checksum in front of every record.
-const HEADER_LEN: usize = 8;
-/// No entry we write comes near this; a larger length is damage, and reading it would allocate that much.
-const MAX_RECORD_LEN: usize = 64 << 20;
+/// In front of every record: the payload's length, a checksum of that length, and a checksum of the payload.
+const HEADER_LEN: usize = 12;
 
 /// Why the log could not be opened or written. Openraft sees it wrapped in a `StorageError`.
 #[derive(Debug, thiserror::Error)]
@@ -165,39 +163,45 @@ fn read_meta(path: &Path) -> Result<Meta, LogStoreError> {
 /// One record's bytes.
 fn encode_record(entry: &Entry, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     let payload = serde_json::to_vec(entry)?;
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    let len = (payload.len() as u32).to_le_bytes();
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&crc32fast::hash(&len).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     out.extend_from_slice(&payload);
     Ok(())
 }
 
-/// The whole records of `bytes` with their offsets, and the length they cover. A bad record that runs to the end
-/// of the file (or is followed by nothing but zeros, as a file system may leave after a crash) is a torn tail and
-/// ends the log; a bad record with data after it is damage.
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The whole records of `bytes` with their offsets, and the length they cover.
+///
+/// An append cut short by a crash leaves a record that runs past the end of the file, or a last record whose
+/// payload checksum fails, possibly followed by zeros (what a file system may leave after a crash): that torn tail
+/// ends the log. Anything else bad is damage and an error. The length has its own checksum so that a damaged length
+/// in the middle of the file is seen as damage, not taken for a torn tail that would swallow the records after it.
 fn decode_records(path: &Path, bytes: &[u8]) -> Result<(Vec<(Entry, u64)>, u64), LogStoreError> {
     let mut records: Vec<(Entry, u64)> = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
         let corrupt = |reason: String| LogStoreError::Corrupt { path: path.to_owned(), offset: pos as u64, reason };
         let rest = &bytes[pos..];
-        let torn_tail = || rest.iter().all(|b| *b == 0);
-        if rest.len() < HEADER_LEN {
-            break; // a header cut short can only be the last thing written
+        let zeros_from = |at: usize| rest.get(at..).is_none_or(|tail| tail.iter().all(|b| *b == 0));
+        if rest.len() < HEADER_LEN || zeros_from(0) {
+            break;
         }
-        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
-        if len == 0 || len > MAX_RECORD_LEN {
-            if torn_tail() {
-                break;
-            }
-            return Err(corrupt(format!("record length {len}")));
+        let len = u32_at(rest, 0);
+        if crc32fast::hash(&len.to_le_bytes()) != u32_at(rest, 4) {
+            return Err(corrupt("record length checksum mismatch".to_owned()));
         }
-        let Some(payload) = rest.get(HEADER_LEN..HEADER_LEN + len) else {
-            break; // the record runs past the end: the append was cut short
+        let end = HEADER_LEN + len as usize;
+        let Some(payload) = rest.get(HEADER_LEN..end) else {
+            break; // the record runs past the end of the file
         };
-        if crc32fast::hash(payload) != crc {
-            if HEADER_LEN + len == rest.len() {
-                break; // the last record, not all of it reached the disk
+        if crc32fast::hash(payload) != u32_at(rest, 8) {
+            if zeros_from(end) {
+                break;
             }
             return Err(corrupt("checksum mismatch".to_owned()));
         }
@@ -210,7 +214,7 @@ fn decode_records(path: &Path, bytes: &[u8]) -> Result<(Vec<(Entry, u64)>, u64),
             }
         }
         records.push((entry, pos as u64));
-        pos += HEADER_LEN + len;
+        pos += end;
     }
     Ok((records, pos as u64))
 }

@@ -203,6 +203,25 @@ fn damage_before_the_tail_is_an_error_not_a_loss() {
 }
 
 #[test]
+fn a_damaged_length_is_an_error_not_a_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    append(dir.path(), scenario());
+    let path = dir.path().join(LOG_FILE);
+    let mut bytes = fs::read(&path).unwrap();
+    let first_len = u32::from_le_bytes(bytes[0..4].try_into().unwrap()) as usize;
+    let second = 12 + first_len;
+    // Read as it stands, this length would run past the end of the file, like an append cut short.
+    bytes[second..second + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    fs::write(&path, &bytes).unwrap();
+
+    match LogStore::open(dir.path()) {
+        Err(LogStoreError::Corrupt { offset, .. }) => assert_eq!(offset, second as u64),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(log) => panic!("opened with {} of {} entries", log.entries(..).len(), scenario().len()),
+    }
+}
+
+#[test]
 fn a_bad_meta_file_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join(META_FILE), b"{\"vote\": 7").unwrap();
