@@ -101,7 +101,12 @@ impl LogStore {
             Err(e) => return Err(io_error(&log_path)(e)),
         };
         let (records, good_len) = decode_records(&log_path, &bytes)?;
+        let created = bytes.is_empty() && !log_path.exists();
         let file = OpenOptions::new().create(true).append(true).open(&log_path).map_err(io_error(&log_path))?;
+        if created {
+            // A new file's name is durable only once its directory is synced; its first append syncs the data.
+            File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir))?;
+        }
         if good_len < bytes.len() as u64 {
             // The torn tail of an append that was never acknowledged: cut it so the next append follows the last
             // whole record.
