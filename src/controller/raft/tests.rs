@@ -157,6 +157,21 @@ fn truncate_and_purge_hold_across_a_reopen() {
 }
 
 #[test]
+fn a_purge_cut_short_before_the_log_was_rewritten_is_finished_at_open() {
+    let (purged, interrupted) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    append(purged.path(), scenario());
+    let mut log = LogStore::open(purged.path()).unwrap();
+    run_fut(async move { log.purge(log_id(1, 2)).await });
+    // The crash came after the purged id was saved and before the log file was rewritten.
+    append(interrupted.path(), scenario());
+    fs::copy(purged.path().join(META_FILE), interrupted.path().join(META_FILE)).unwrap();
+
+    assert_eq!(LogStore::open(interrupted.path()).unwrap().entries(..), scenario()[3..]);
+    let log_file = |dir: &TempDir| fs::read(dir.path().join(LOG_FILE)).unwrap();
+    assert_eq!(log_file(&interrupted), log_file(&purged), "the purged records are gone from the file too");
+}
+
+#[test]
 fn a_torn_last_record_is_dropped_and_the_log_goes_on_after_it() {
     let dir = tempfile::tempdir().unwrap();
     append(dir.path(), scenario()[..4].to_vec());
