@@ -28,7 +28,7 @@
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread): metrics, JSON, the web console.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
-//! - `controller`: the RIP-44 controller's pure core: replicated state, events, validation, elections, broker heartbeats.
+//! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).

@@ -17,10 +17,11 @@
 //! - `elect`: who becomes master (Java `DefaultElectPolicy`).
 //! - `liveness`: the trait validation reads liveness through; `heartbeat`: the live table behind it.
 //! - `error`: `ControllerError`, Java's codes (2000–2016) and remarks.
+//! - `raft`: the Raft log and state machine on openraft (files); the only submodule that does I/O.
 //!
-//! Must never: do I/O, read a clock (time is passed in), start threads, or let `apply` read anything but the
-//! state and the event (every node must reach the same state from the same log). It shares nothing with the
-//! name server's route tables.
+//! Must never (all but `raft`): do I/O, read a clock (time is passed in), start threads, or let `apply` read
+//! anything but the state and the event (every node must reach the same state from the same log). It shares
+//! nothing with the name server's route tables.
 
 pub mod elect;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod event;
 pub mod heartbeat;
 pub mod leader;
 pub mod liveness;
+pub mod raft;
 pub mod replicas;
 pub mod request;
 
