@@ -290,7 +290,10 @@ impl Config {
                 Ok(true) => {}
                 Ok(false) => warnings.push(format!("ignoring unparsable value for {k}: {v:?}")),
                 Err(UnknownKey) => {
-                    warnings.push(format!("unknown configuration key {k} (kept, has no effect)"));
+                    // The controller's keys are read from `extra` when it starts (controller_node::settings).
+                    if !crate::controller_node::settings::KEYS.contains(&k.as_str()) {
+                        warnings.push(format!("unknown configuration key {k} (kept, has no effect)"));
+                    }
                     self.extra.insert(k.clone(), v.trim().to_string());
                 }
             }

@@ -51,6 +51,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod controller;
+pub mod controller_node;
 pub mod decoder;
 pub mod feed;
 pub mod handlers;

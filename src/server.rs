@@ -15,6 +15,7 @@ use tracing::{info, warn};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::controller_node::{self, ControllerHandle, ControllerStartError, Settings as ControllerSettings};
 use crate::decoder::Decoder;
 use crate::feed::Feed;
 use crate::http::{self, HttpContext};
@@ -46,6 +47,8 @@ pub enum StartError {
     AclPath(String),
     #[error(transparent)]
     Acl(#[from] crate::acl_reload::AclFileError),
+    #[error("controller: {0}")]
+    Controller(#[from] ControllerStartError),
 }
 
 /// A running server.
@@ -66,6 +69,8 @@ pub struct ServerHandle {
     drain_limit: Duration,
     /// `enableShutdownGracefully`: stay up the whole wait, answering GO_AWAY, as Java does.
     go_away: bool,
+    /// `enableControllerInNamesrv`: the controller node, on its own thread and port.
+    controller: Option<ControllerHandle>,
 }
 
 impl ServerHandle {
@@ -82,6 +87,16 @@ impl ServerHandle {
     /// The HTTP endpoint's address, when `httpAddress` is set.
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http.as_ref().and_then(|h| h.server_addr().to_ip())
+    }
+
+    /// The controller port, when `enableControllerInNamesrv` started one.
+    pub fn controller_addr(&self) -> Option<SocketAddr> {
+        self.controller.as_ref().map(ControllerHandle::local_addr)
+    }
+
+    /// The controller node, when one runs.
+    pub fn controller(&self) -> Option<&ControllerHandle> {
+        self.controller.as_ref()
     }
 
     /// The live counters (what `/metrics` shows).
@@ -126,6 +141,9 @@ impl ServerHandle {
             h.unblock();
         }
         self.feed.close();
+        if let Some(controller) = self.controller.take() {
+            controller.shutdown();
+        }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -166,6 +184,14 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         )),
     };
     let (acl, reloader) = load_acl(&config, &metrics)?;
+    let controller = match config.enable_controller_in_namesrv {
+        true => {
+            let settings = ControllerSettings::from_keys(&config.extra, config.scan_not_active_broker_interval)
+                .map_err(ControllerStartError::from)?;
+            Some(controller_node::start(settings, config.max_frame_length, Arc::clone(&clock))?)
+        }
+        false => None,
+    };
 
     let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
     let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
@@ -279,6 +305,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         draining,
         drain_limit: Duration::from_secs(drain_secs),
         go_away: config.enable_shutdown_gracefully,
+        controller,
     };
     if let Some(addr) = handle.http_addr() {
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");

@@ -13,6 +13,7 @@ use std::io::{self, Cursor};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use openraft::storage::{RaftStateMachine, Snapshot, SnapshotMeta};
 use openraft::{AnyError, EntryPayload, OptionalSend, RaftSnapshotBuilder, StorageIOError, StoredMembership};
 use serde::{Deserialize, Serialize};
@@ -100,6 +101,9 @@ pub struct StateMachine {
     last_applied: Option<LogId>,
     membership: StoredMembership<NodeId, Node>,
     snapshot: Arc<SnapshotSlot>,
+    /// A copy of `replicas` for the node's request handlers, republished after each applied batch and each
+    /// installed snapshot: openraft owns the state machine, the handlers only read.
+    view: Arc<ArcSwap<ReplicasInfo>>,
 }
 
 impl StateMachine {
@@ -113,12 +117,22 @@ impl StateMachine {
             last_applied: None,
             membership: StoredMembership::default(),
             snapshot: Arc::new(SnapshotSlot { path, current: Mutex::new(None) }),
+            view: Arc::new(ArcSwap::from_pointee(ReplicasInfo::new())),
         };
         if let Some((snapshot, replicas)) = current {
             machine.restore(&snapshot.meta, replicas);
             *machine.snapshot.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(snapshot);
         }
         Ok(machine)
+    }
+
+    /// The applied state as the request handlers read it (see `view`).
+    pub fn view(&self) -> Arc<ArcSwap<ReplicasInfo>> {
+        Arc::clone(&self.view)
+    }
+
+    fn publish(&self) {
+        self.view.store(Arc::new(self.replicas.clone()));
     }
 
     /// The replicated state as of `last_applied`.
@@ -134,6 +148,7 @@ impl StateMachine {
         self.replicas = replicas;
         self.last_applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
+        self.publish();
     }
 
     fn apply_entry(&mut self, entry: &Entry) {
@@ -210,7 +225,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        Ok(entries.into_iter().map(|entry| self.apply_entry(&entry)).collect())
+        let applied = entries.into_iter().map(|entry| self.apply_entry(&entry)).collect();
+        self.publish();
+        Ok(applied)
     }
 
     async fn get_snapshot_builder(&mut self) -> SnapshotBuilder {

@@ -1,0 +1,218 @@
+//! The controller's settings, read from the same `-c` file as the name server with Java `ControllerConfig`'s key
+//! names (key = setter name). They are not name-server keys: GET_NAMESRV_CONFIG lists them as Java lists any other
+//! key of the file, and UPDATE_NAMESRV_CONFIG cannot change them (they are read once, at start).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::controller::raft::NodeId;
+
+/// Every `ControllerConfig` key we know. Keys we read are in `Settings`; the rest (thread pools, DLedger's file
+/// size, Java's metrics exporters) are Java engine knobs with no meaning here, accepted so a Java file loads.
+pub const KEYS: &[&str] = &[
+    "controllerType",
+    "controllerDLegerGroup",
+    "controllerDLegerPeers",
+    "controllerDLegerSelfId",
+    "controllerStorePath",
+    "electMasterMaxRetryCount",
+    "enableElectUncleanMaster",
+    "processReadEvent",
+    "scanInactiveMasterInterval",
+    "notifyBrokerRoleChanged",
+    "mappedFileSize",
+    "controllerThreadPoolNums",
+    "controllerRequestThreadPoolQueueCapacity",
+    "metricsExporterType",
+    "metricsGrpcExporterTarget",
+    "metricsGrpcExporterHeader",
+    "metricGrpcExporterTimeOutInMills",
+    "metricGrpcExporterIntervalInMills",
+    "metricLoggingExporterIntervalInMills",
+    "metricsPromExporterPort",
+    "metricsPromExporterHost",
+    "metricsLabel",
+    "metricsInDelta",
+];
+
+/// One controller of the group, as `controllerDLegerPeers` names it (`n0-127.0.0.1:9878`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// The DLedger-style id (`n0`): what 1005 reports as `controllerLeaderId`.
+    pub name: String,
+    /// Its Raft node id: the number the name ends with (`n0` → 0), so every node derives the same ids whatever
+    /// order its peer list is in.
+    pub id: NodeId,
+    /// `ip:port` — where brokers and the other controllers reach it.
+    pub addr: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `controllerDLegerGroup`: reported in 1005, and the Raft cluster name.
+    pub group: String,
+    /// `controllerDLegerPeers`, in the file's order (1005 lists them so).
+    pub peers: Vec<Peer>,
+    /// `controllerDLegerSelfId`: this node.
+    pub self_name: String,
+    /// `controllerStorePath`: the Raft log and snapshot.
+    pub store_path: PathBuf,
+    /// `scanNotActiveBrokerInterval` (shared with the name server's key of the same name).
+    pub scan_not_active_broker_interval_ms: u64,
+    pub scan_inactive_master_interval_ms: u64,
+    pub elect_master_max_retry_count: u32,
+    pub enable_elect_unclean_master: bool,
+    pub notify_broker_role_changed: bool,
+}
+
+/// Why the controller settings cannot start a controller.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SettingsError {
+    #[error("{0} must be set when the controller is enabled")]
+    Missing(&'static str),
+    #[error("controllerType {0} is not supported: this controller runs Raft (openraft) with the DLedger keys")]
+    Type(String),
+    #[error("invalid controllerDLegerPeers entry {entry:?}: {reason}")]
+    Peer { entry: String, reason: String },
+    #[error("controllerDLegerSelfId {0} is not one of controllerDLegerPeers")]
+    SelfNotAPeer(String),
+    #[error("invalid {key}: {value:?}")]
+    Value { key: &'static str, value: String },
+}
+
+impl Settings {
+    /// Reads the controller keys from the file's extra keys (`keys`); `scan_not_active_ms` is the shared key the
+    /// name-server table already parsed.
+    pub fn from_keys(keys: &BTreeMap<String, String>, scan_not_active_ms: i64) -> Result<Settings, SettingsError> {
+        let get = |k: &str| keys.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let controller_type = get("controllerType").unwrap_or("DLedger");
+        if controller_type != "DLedger" {
+            return Err(SettingsError::Type(controller_type.to_owned()));
+        }
+        let group = get("controllerDLegerGroup").ok_or(SettingsError::Missing("controllerDLegerGroup"))?;
+        let peers = parse_peers(get("controllerDLegerPeers").ok_or(SettingsError::Missing("controllerDLegerPeers"))?)?;
+        let self_name = get("controllerDLegerSelfId").ok_or(SettingsError::Missing("controllerDLegerSelfId"))?;
+        if !peers.iter().any(|p| p.name == self_name) {
+            return Err(SettingsError::SelfNotAPeer(self_name.to_owned()));
+        }
+        // Java: empty means `~/<controllerType>Controller`.
+        let store_path = match get("controllerStorePath") {
+            Some(path) => PathBuf::from(path),
+            None => PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| ".".into())).join("DLedgerController"),
+        };
+        Ok(Settings {
+            group: group.to_owned(),
+            peers,
+            self_name: self_name.to_owned(),
+            store_path,
+            scan_not_active_broker_interval_ms: positive("scanNotActiveBrokerInterval", scan_not_active_ms)?,
+            scan_inactive_master_interval_ms: positive(
+                "scanInactiveMasterInterval",
+                number(get("scanInactiveMasterInterval"), "scanInactiveMasterInterval", 5000)?,
+            )?,
+            elect_master_max_retry_count: number(get("electMasterMaxRetryCount"), "electMasterMaxRetryCount", 3)?
+                .clamp(1, 100) as u32,
+            enable_elect_unclean_master: flag(get("enableElectUncleanMaster"), false),
+            notify_broker_role_changed: flag(get("notifyBrokerRoleChanged"), true),
+        })
+    }
+
+    /// This node.
+    pub fn this(&self) -> &Peer {
+        self.peers.iter().find(|p| p.name == self.self_name).expect("checked in from_keys")
+    }
+
+    pub fn peer(&self, id: NodeId) -> Option<&Peer> {
+        self.peers.iter().find(|p| p.id == id)
+    }
+
+    /// 1005's `peers`: DLedger's `id:addr;` for each, in the file's order.
+    pub fn peers_text(&self) -> String {
+        self.peers.iter().map(|p| format!("{}:{};", p.name, p.addr)).collect()
+    }
+}
+
+fn parse_peers(text: &str) -> Result<Vec<Peer>, SettingsError> {
+    let mut peers: Vec<Peer> = Vec::new();
+    let (mut names, mut ids) = (BTreeSet::new(), BTreeSet::new());
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = |reason: &str| SettingsError::Peer { entry: entry.to_owned(), reason: reason.to_owned() };
+        let (name, addr) = entry.split_once('-').ok_or_else(|| bad("expected <id>-<ip>:<port>"))?;
+        addr.parse::<SocketAddr>().map_err(|_| bad("the address must be <ip>:<port>"))?;
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let id: NodeId =
+            name[name.len() - digits..].parse().map_err(|_| bad("the id must end with a number (n0, n1, …)"))?;
+        if !names.insert(name.to_owned()) || !ids.insert(id) {
+            return Err(bad("two peers with the same id or number"));
+        }
+        peers.push(Peer { name: name.to_owned(), id, addr: addr.to_owned() });
+    }
+    if peers.is_empty() {
+        return Err(SettingsError::Missing("controllerDLegerPeers"));
+    }
+    Ok(peers)
+}
+
+fn number(value: Option<&str>, key: &'static str, default: i64) -> Result<i64, SettingsError> {
+    value.map_or(Ok(default), |v| v.parse().map_err(|_| SettingsError::Value { key, value: v.to_owned() }))
+}
+
+fn positive(key: &'static str, ms: i64) -> Result<u64, SettingsError> {
+    u64::try_from(ms).ok().filter(|ms| *ms > 0).ok_or(SettingsError::Value { key, value: ms.to_string() })
+}
+
+/// `Boolean.parseBoolean`.
+fn flag(value: Option<&str>, default: bool) -> bool {
+    value.map_or(default, |v| v.eq_ignore_ascii_case("true"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn three() -> BTreeMap<String, String> {
+        keys(&[
+            ("controllerDLegerGroup", "group1"),
+            ("controllerDLegerPeers", "n0-127.0.0.1:9878;n1-127.0.0.1:9868; n2-127.0.0.1:9858;"),
+            ("controllerDLegerSelfId", "n1"),
+            ("controllerStorePath", "/var/ctl"),
+        ])
+    }
+
+    #[test]
+    fn java_keys_give_the_group_and_this_node() {
+        let s = Settings::from_keys(&three(), 5000).unwrap();
+        assert_eq!(s.group, "group1");
+        assert_eq!(s.peers.iter().map(|p| p.id).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(s.this().addr, "127.0.0.1:9868");
+        assert_eq!(s.store_path, PathBuf::from("/var/ctl"));
+        assert_eq!(s.peers_text(), "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:127.0.0.1:9858;");
+        assert_eq!((s.elect_master_max_retry_count, s.scan_inactive_master_interval_ms), (3, 5000));
+        assert!(s.notify_broker_role_changed && !s.enable_elect_unclean_master);
+    }
+
+    #[test]
+    fn a_bad_group_definition_stops_start_up() {
+        let with = |k: &str, v: &str| {
+            let mut m = three();
+            m.insert(k.into(), v.into());
+            Settings::from_keys(&m, 5000)
+        };
+        assert_eq!(with("controllerDLegerSelfId", "n7"), Err(SettingsError::SelfNotAPeer("n7".into())));
+        assert!(matches!(with("controllerDLegerPeers", "n0-localhost"), Err(SettingsError::Peer { .. })));
+        assert!(matches!(with("controllerDLegerPeers", "a-127.0.0.1:1"), Err(SettingsError::Peer { .. })));
+        assert!(matches!(
+            with("controllerDLegerPeers", "n1-127.0.0.1:1;c1-127.0.0.1:2"),
+            Err(SettingsError::Peer { .. })
+        ));
+        assert_eq!(with("controllerType", "jRaft"), Err(SettingsError::Type("jRaft".into())));
+        assert!(matches!(with("scanInactiveMasterInterval", "soon"), Err(SettingsError::Value { .. })));
+        assert_eq!(Settings::from_keys(&keys(&[]), 5000), Err(SettingsError::Missing("controllerDLegerGroup")));
+        assert!(matches!(Settings::from_keys(&three(), 0), Err(SettingsError::Value { .. })));
+    }
+}

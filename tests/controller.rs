@@ -1,0 +1,361 @@
+//! The controller node end to end, over its port, as a Java 5.x broker in controller mode drives it (the order of
+//! `ReplicasManager`: 1005, 1012, 1013, 1003, 904, 1002, 1004, 1001): ids, the first election, the SyncStateSet, a
+//! failover when the master's connection closes (with 1008 to the survivor), state across a restart, and three
+//! nodes agreeing through Raft — writes only on the leader, a new leader after the old one stops.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use namesrv::config::Config;
+use namesrv::protocol::code::{ControllerRequestCode as C, ControllerResponseCode as CR};
+use namesrv::protocol::command::RemotingCommand;
+use namesrv::protocol::ResponseCode;
+use support::client::Client;
+use support::inproc::InProc;
+use support::{eventually, free_port};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn controller_keys(c: &mut Config, peers: &str, me: &str, store: &std::path::Path) {
+    c.enable_controller_in_namesrv = true;
+    c.extra.insert("controllerDLegerGroup".into(), "group1".into());
+    c.extra.insert("controllerDLegerPeers".into(), peers.into());
+    c.extra.insert("controllerDLegerSelfId".into(), me.into());
+    c.extra.insert("controllerStorePath".into(), store.to_string_lossy().into_owned());
+}
+
+/// One name server with a one-node controller on a free port.
+fn single(store: &std::path::Path) -> InProc {
+    InProc::start(|c| controller_keys(c, "n0-127.0.0.1:0", "n0", store))
+}
+
+fn ctl(srv: &InProc) -> Client {
+    Client::connect(srv.controller_addr().expect("the controller runs"))
+}
+
+fn metadata(c: &mut Client) -> RemotingCommand {
+    let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
+    c.request(cmd)
+}
+
+fn wait_leader(c: &mut Client) {
+    assert!(eventually(WAIT, || metadata(c).ext("isLeader") == Some("true")), "the node became leader");
+}
+
+/// A broker as the controller sees it: a connection, and a listening address where 1008 arrives.
+struct FakeBroker {
+    name: &'static str,
+    conn: Client,
+    listener: TcpListener,
+    id: i64,
+}
+
+impl FakeBroker {
+    fn new(controller: SocketAddr) -> FakeBroker {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        FakeBroker { name: "broker-a", conn: Client::connect(controller), listener, id: 0 }
+    }
+
+    fn addr(&self) -> String {
+        self.listener.local_addr().unwrap().to_string()
+    }
+
+    fn ask(&mut self, code: i32, ext: &[(&str, String)], body: Option<&str>) -> RemotingCommand {
+        let mut cmd = self.conn.cmd(code);
+        for (k, v) in ext {
+            cmd = cmd.with_ext(k, v.clone());
+        }
+        if let Some(body) = body {
+            cmd = cmd.with_body(body.as_bytes().to_vec());
+        }
+        self.conn.request(cmd)
+    }
+
+    fn group(&self) -> Vec<(&'static str, String)> {
+        vec![("clusterName", "DefaultCluster".into()), ("brokerName", self.name.into())]
+    }
+
+    /// 1012, 1013, 1003, 904: what a fresh broker does before it asks for an election.
+    fn register(&mut self) -> RemotingCommand {
+        let next = self.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &self.group(), None);
+        assert_eq!(next.code, ResponseCode::SUCCESS, "{next:?}");
+        self.id = next.ext_i64("nextBrokerId").expect("nextBrokerId");
+        let mut apply = self.group();
+        apply.push(("appliedBrokerId", self.id.to_string()));
+        apply.push(("registerCheckCode", format!("{};1700000000000", self.addr())));
+        let applied = self.ask(C::CONTROLLER_APPLY_BROKER_ID, &apply, None);
+        assert_eq!(applied.code, ResponseCode::SUCCESS, "{applied:?}");
+        let registered =
+            self.ask(C::CONTROLLER_REGISTER_BROKER, &self.with_id(&[("brokerAddress", self.addr())]), None);
+        assert_eq!(registered.code, ResponseCode::SUCCESS, "{registered:?}");
+        self.heartbeat(0);
+        registered
+    }
+
+    fn with_id(&self, more: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+        let mut ext = self.group();
+        ext.push(("brokerId", self.id.to_string()));
+        ext.extend(more.iter().cloned());
+        ext
+    }
+
+    fn heartbeat(&mut self, max_offset: i64) {
+        let mut ext = self.with_id(&[("brokerAddr", self.addr())]);
+        ext.push(("epoch", "0".into()));
+        ext.push(("maxOffset", max_offset.to_string()));
+        ext.push(("heartbeatTimeoutMills", "10000".into()));
+        let r = self.ask(C::BROKER_HEARTBEAT, &ext, None);
+        assert_eq!((r.code, r.remark.as_deref()), (ResponseCode::SUCCESS, Some("Heart beat success")));
+    }
+
+    fn elect(&mut self) -> RemotingCommand {
+        self.ask(C::CONTROLLER_ELECT_MASTER, &self.with_id(&[]), None)
+    }
+
+    fn replica_info(&mut self) -> RemotingCommand {
+        self.ask(C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", self.name.into())], None)
+    }
+
+    /// The next 1008 sent to this broker's address.
+    fn role_change(&self) -> RemotingCommand {
+        self.listener.set_nonblocking(true).unwrap();
+        let mut accepted = None;
+        let connected = eventually(WAIT, || {
+            accepted = accepted.take().or_else(|| self.listener.accept().ok().map(|(stream, _)| stream));
+            accepted.is_some()
+        });
+        assert!(connected, "the controller connects to {} with a 1008", self.addr());
+        let stream = accepted.unwrap();
+        stream.set_nonblocking(false).unwrap();
+        Client::from_stream(stream).recv(WAIT).expect("a 1008 frame")
+    }
+}
+
+#[test]
+fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = single(store.path());
+    let ctl_addr = srv.controller_addr().unwrap();
+    let mut admin = ctl(&srv);
+    wait_leader(&mut admin);
+    let meta = metadata(&mut admin);
+    assert_eq!(meta.ext("group"), Some("group1"));
+    assert_eq!(meta.ext("controllerLeaderId"), Some("n0"));
+    assert_eq!(
+        meta.ext("controllerLeaderAddress"),
+        Some(ctl_addr.to_string().replace("0.0.0.0", "127.0.0.1").as_str())
+    );
+    assert_eq!(meta.ext("peers"), Some(format!("n0:127.0.0.1:{};", ctl_addr.port()).as_str()));
+
+    let mut a = FakeBroker::new(ctl_addr);
+    let first = a.register();
+    assert_eq!(a.id, 1, "the first broker of a group gets id 1");
+    assert_eq!(first.ext("masterBrokerId"), None, "no master yet");
+    let elected = a.elect();
+    assert_eq!(elected.code, ResponseCode::SUCCESS, "{elected:?}");
+    assert_eq!((elected.ext("masterBrokerId"), elected.ext("masterEpoch")), (Some("1"), Some("1")));
+    assert_eq!(elected.ext("masterAddress"), Some(a.addr().as_str()));
+    let body = String::from_utf8(elected.body.to_vec()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            r#"{{"brokerMemberGroup":{{"brokerAddrs":{{1:"{}"}},"brokerName":"broker-a","cluster":"DefaultCluster"}},"syncStateSet":[1]}}"#,
+            a.addr()
+        )
+    );
+    let note = a.role_change();
+    assert_eq!(
+        (note.code, note.ext("masterBrokerId"), note.ext("masterEpoch")),
+        (C::NOTIFY_BROKER_ROLE_CHANGED, Some("1"), Some("1"))
+    );
+
+    let mut b = FakeBroker::new(ctl_addr);
+    let joined = b.register();
+    assert_eq!(b.id, 2);
+    assert_eq!((joined.ext("masterBrokerId"), joined.ext("masterAddress")), (Some("1"), Some(a.addr().as_str())));
+    let again = b.elect();
+    assert_eq!(again.code, CR::CONTROLLER_MASTER_STILL_EXIST, "a live master stays: {again:?}");
+
+    // The master takes the slave into its SyncStateSet (epoch fenced).
+    let alter = |a: &mut FakeBroker, epoch: i32| {
+        let ext =
+            vec![("brokerName", "broker-a".to_string()), ("masterBrokerId", "1".into()), ("masterEpoch", "1".into())];
+        a.ask(
+            C::CONTROLLER_ALTER_SYNC_STATE_SET,
+            &ext,
+            Some(&format!(r#"{{"syncStateSet":[1,2],"syncStateSetEpoch":{epoch}}}"#)),
+        )
+    };
+    let stale = alter(&mut a, 0);
+    assert_eq!(stale.code, CR::CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH, "{stale:?}");
+    let altered = alter(&mut a, 1);
+    assert_eq!((altered.code, altered.ext("newSyncStateSetEpoch")), (ResponseCode::SUCCESS, Some("2")));
+    let info = b.replica_info();
+    assert_eq!(String::from_utf8(info.body.to_vec()).unwrap(), r#"{"syncStateSet":[1,2],"syncStateSetEpoch":2}"#);
+
+    // kill -9 of the master, as the controller sees it: its connection closes. No heartbeat timeout is waited for
+    // (the test clock never moves).
+    let FakeBroker { conn, .. } = a;
+    drop(conn);
+    let note = b.role_change();
+    assert_eq!(
+        (note.ext("masterBrokerId"), note.ext("masterEpoch"), note.ext("masterAddress")),
+        (Some("2"), Some("2"), Some(b.addr().as_str()))
+    );
+    let info = b.replica_info();
+    assert_eq!((info.ext("masterBrokerId"), info.ext("masterEpoch")), (Some("2"), Some("2")));
+    assert_eq!(String::from_utf8(info.body.to_vec()).unwrap(), r#"{"syncStateSet":[2],"syncStateSetEpoch":3}"#);
+}
+
+#[test]
+fn ids_epochs_and_sync_state_sets_survive_a_restart() {
+    let store = tempfile::tempdir().unwrap();
+    let mut srv = single(store.path());
+    let mut admin = ctl(&srv);
+    wait_leader(&mut admin);
+    let mut a = FakeBroker::new(srv.controller_addr().unwrap());
+    a.register();
+    assert_eq!(a.elect().code, ResponseCode::SUCCESS);
+    let before = a.replica_info();
+    drop(a);
+    srv.restart();
+
+    let mut admin = ctl(&srv);
+    wait_leader(&mut admin);
+    let mut probe = FakeBroker::new(srv.controller_addr().unwrap());
+    let after = probe.replica_info();
+    assert_eq!(after.code, ResponseCode::SUCCESS);
+    assert_eq!(
+        (after.ext("masterBrokerId"), after.ext("masterEpoch"), &after.body),
+        (before.ext("masterBrokerId"), before.ext("masterEpoch"), &before.body)
+    );
+    let next = probe.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &probe.group(), None);
+    assert_eq!(next.ext("nextBrokerId"), Some("2"), "the id handed out before the restart stays taken");
+}
+
+#[test]
+fn malformed_and_unknown_requests_get_javas_answers() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = single(store.path());
+    let mut c = ctl(&srv);
+    wait_leader(&mut c);
+    let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO);
+    let r = c.request(cmd);
+    assert_eq!(
+        (r.code, r.remark.as_deref()),
+        (ResponseCode::SYSTEM_ERROR, Some("the custom field <brokerName> is null"))
+    );
+    let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", "nobody");
+    let r = c.request(cmd);
+    assert_eq!(r.code, CR::CONTROLLER_BROKER_METADATA_NOT_EXIST);
+    let cmd =
+        c.cmd(C::BROKER_HEARTBEAT).with_ext("clusterName", "c").with_ext("brokerName", "b").with_ext("brokerAddr", "x");
+    let r = c.request(cmd);
+    assert_eq!((r.code, r.remark.as_deref()), (CR::CONTROLLER_INVALID_REQUEST, Some("Heart beat with empty brokerId")));
+    let cmd = c.cmd(105);
+    let r = c.request(cmd);
+    assert_eq!(
+        (r.code, r.remark.as_deref()),
+        (ResponseCode::REQUEST_CODE_NOT_SUPPORTED, Some(" request type 105 not supported"))
+    );
+    let cmd = c
+        .cmd(C::CONTROLLER_ALTER_SYNC_STATE_SET)
+        .with_ext("brokerName", "b")
+        .with_ext("masterBrokerId", "1")
+        .with_ext("masterEpoch", "1")
+        .with_body(b"{not json".to_vec());
+    assert_eq!(c.request(cmd).code, ResponseCode::SYSTEM_ERROR);
+    // A broken frame closes this connection only; the node still answers others.
+    c.send_raw(&[0, 0, 0, 4, 0, 0, 0, 99]);
+    c.expect_closed(WAIT);
+    wait_leader(&mut ctl(&srv));
+}
+
+#[test]
+fn raft_messages_from_hosts_outside_the_peer_list_are_refused() {
+    let store = tempfile::tempdir().unwrap();
+    // The only peer is 127.0.0.2; this test connects from 127.0.0.1.
+    let srv = InProc::start(|c| controller_keys(c, "n0-127.0.0.2:0", "n0", store.path()));
+    let mut c = ctl(&srv);
+    let vote = c
+        .cmd(52002)
+        .with_body(br#"{"vote":{"leader_id":{"term":99,"node_id":7},"committed":false},"last_log_id":null}"#.to_vec());
+    let r = c.request(vote);
+    assert_eq!(
+        (r.code, r.remark.as_deref()),
+        (ResponseCode::NO_PERMISSION, Some("127.0.0.1 is not a controller peer"))
+    );
+}
+
+/// Three name servers, each with a controller node of one group.
+struct Trio {
+    nodes: BTreeMap<&'static str, InProc>,
+    _stores: Vec<tempfile::TempDir>,
+}
+
+impl Trio {
+    fn start() -> Trio {
+        let ports = [free_port(), free_port(), free_port()];
+        let peers = format!("n0-127.0.0.1:{};n1-127.0.0.1:{};n2-127.0.0.1:{}", ports[0], ports[1], ports[2]);
+        let stores: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let nodes = ["n0", "n1", "n2"]
+            .into_iter()
+            .zip(&stores)
+            .map(|(me, store)| (me, InProc::start(|c| controller_keys(c, &peers, me, store.path()))))
+            .collect();
+        Trio { nodes, _stores: stores }
+    }
+
+    /// The leader every running node agrees on (one of them).
+    fn leader(&self) -> &'static str {
+        let mut agreed = None;
+        let found = eventually(WAIT, || {
+            let named: Vec<Option<String>> = self
+                .nodes
+                .values()
+                .map(|n| metadata(&mut ctl(n)).ext("controllerLeaderId").map(str::to_owned))
+                .collect();
+            let first = named[0].as_deref();
+            agreed = self.nodes.keys().copied().find(|k| Some(*k) == first);
+            agreed.is_some() && named.iter().all(|n| n.as_deref() == first)
+        });
+        assert!(found, "the running nodes agree on a leader among them");
+        agreed.unwrap()
+    }
+}
+
+#[test]
+fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
+    let mut trio = Trio::start();
+    let leader = trio.leader();
+    let follower = *trio.nodes.keys().find(|k| **k != leader).unwrap();
+
+    let mut on_follower = FakeBroker::new(trio.nodes[follower].controller_addr().unwrap());
+    let refused = on_follower.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &on_follower.group(), None);
+    assert_eq!(
+        (refused.code, refused.remark.as_deref()),
+        (CR::CONTROLLER_NOT_LEADER, Some("The controller is not in leader state"))
+    );
+    let meta = metadata(&mut ctl(&trio.nodes[follower]));
+    assert_eq!(meta.ext("isLeader"), Some("false"));
+
+    let mut a = FakeBroker::new(trio.nodes[leader].controller_addr().unwrap());
+    a.register();
+    assert_eq!(a.elect().code, ResponseCode::SUCCESS);
+    let before = a.replica_info();
+    drop(a);
+
+    // The leader stops; the other two elect one of themselves, which has the replicated state.
+    trio.nodes.get_mut(leader).unwrap().stop();
+    trio.nodes.remove(leader);
+    let new_leader = trio.leader();
+    assert_ne!(new_leader, leader);
+    let mut probe = FakeBroker::new(trio.nodes[new_leader].controller_addr().unwrap());
+    let after = probe.replica_info();
+    assert_eq!((after.ext("masterBrokerId"), &after.body), (before.ext("masterBrokerId"), &before.body));
+    let next = probe.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &probe.group(), None);
+    assert_eq!(next.ext("nextBrokerId"), Some("2"));
+}
