@@ -149,9 +149,12 @@ impl Broker {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        // An extra key with an empty value removes the default (controller mode leaves brokerId and brokerRole out).
         for (k, v) in &self.extra {
             props.retain(|(pk, _)| pk != k);
-            props.push((k.clone(), v.clone()));
+            if !v.is_empty() {
+                props.push((k.clone(), v.clone()));
+            }
         }
         super::write_properties(&conf, &props);
 
