@@ -123,8 +123,13 @@ impl Node {
             Request::GetReplicaInfo { broker_name } => {
                 self.serve(|s, _| s.get_replica_info(&broker_name)).await.map(|r| wire::replica_info(req, &r))
             }
+            // Java's processor falls through to `createResponseCommand(null)`: SYSTEM_ERROR with this remark.
             Request::GetSyncStateData(names) if names.is_empty() => {
-                return RemotingCommand::response_to(req, ResponseCode::SUCCESS, None);
+                return RemotingCommand::response_to(
+                    req,
+                    ResponseCode::SYSTEM_ERROR,
+                    Some("not set any response code".into()),
+                );
             }
             Request::GetSyncStateData(names) => {
                 self.serve(|s, live| s.get_sync_state_data(&names, live)).await.map(|r| wire::sync_state_data(req, &r))

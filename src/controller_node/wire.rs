@@ -24,7 +24,7 @@ pub enum Request {
         broker_name: String,
     },
     GetMetadata,
-    /// Java answers an empty or missing list with a bare SUCCESS.
+    /// An empty or missing list: Java answers SYSTEM_ERROR "not set any response code".
     GetSyncStateData(Vec<String>),
     Heartbeat(BrokerHeartbeat),
     CleanBrokerData(CleanBrokerData),

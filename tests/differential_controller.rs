@@ -1,0 +1,236 @@
+//! Differential: the same script of controller requests — two brokers getting ids, registering, heartbeating,
+//! electing, altering their SyncStateSet, and the refusals along the way — sent to the real Java 5.5.0 controller
+//! (inside its name server, `enableControllerInNamesrv=true`, DLedger, one node) and to ours. Every reply must
+//! match: code, remark, header fields and body (the controller's own address normalized). Built and run with
+//! `--features peers` only.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use namesrv::protocol::code::ControllerRequestCode as C;
+use namesrv::protocol::command::RemotingCommand;
+use support::client::Client;
+use support::eventually;
+use support::interop::serial;
+use support::java::{JavaNamesrv, JAVA_5X};
+use support::ours::OurNamesrv;
+
+/// One reply as compared: code, remark, header fields (sorted) and body, with the controller's port replaced.
+#[derive(Debug, PartialEq, Eq)]
+struct Reply {
+    code: i32,
+    remark: Option<String>,
+    ext: BTreeMap<String, String>,
+    body: String,
+}
+
+fn normalize(r: &RemotingCommand, port: u16) -> Reply {
+    let n = |s: &str| s.replace(&port.to_string(), "<ctl>");
+    Reply {
+        code: r.code,
+        remark: r.remark.as_deref().map(n),
+        ext: r.ext_fields.iter().flat_map(|e| e.0.iter()).map(|(k, v)| (k.clone(), n(v))).collect(),
+        body: n(&String::from_utf8_lossy(&r.body)),
+    }
+}
+
+fn controller_keys(port: u16, store: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("enableControllerInNamesrv", "true".into()),
+        ("controllerDLegerGroup", "group1".into()),
+        ("controllerDLegerPeers", format!("n0-127.0.0.1:{port}")),
+        ("controllerDLegerSelfId", "n0".into()),
+        ("controllerStorePath", store.display().to_string()),
+        ("mappedFileSize", "10485760".into()),
+    ]
+}
+
+/// Runs the script against the controller at `port` and returns the replies, step by step.
+fn script(port: u16) -> Vec<(String, Reply)> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let listening = eventually(Duration::from_secs(60), || std::net::TcpStream::connect(addr).is_ok());
+    assert!(listening, "the controller listens on {addr}");
+    let mut c = Client::connect(addr);
+    let ready = eventually(Duration::from_secs(60), || {
+        let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
+        c.try_request(cmd, Duration::from_secs(3)).is_ok_and(|r| r.ext("isLeader") == Some("true"))
+    });
+    assert!(ready, "the controller at {addr} became leader");
+    let mut out = Vec::new();
+    let mut ask = |what: &str, code: i32, ext: &[(&str, &str)], body: Option<&str>| {
+        let mut cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
+        if let Some(body) = body {
+            cmd = cmd.with_body(body.as_bytes().to_vec());
+        }
+        let r = c.request(cmd);
+        out.push((what.to_string(), normalize(&r, port)));
+    };
+    let group = [("clusterName", "DiffCluster"), ("brokerName", "diff-a")];
+    let with = |more: &[(&'static str, &'static str)]| -> Vec<(&'static str, &'static str)> {
+        group.iter().chain(more).copied().collect()
+    };
+    let hb = |id: &'static str, addr: &'static str| {
+        with(&[
+            ("brokerId", id),
+            ("brokerAddr", addr),
+            ("epoch", "0"),
+            ("maxOffset", "0"),
+            ("heartbeatTimeoutMills", "60000"),
+        ])
+    };
+
+    ask("metadata", C::CONTROLLER_GET_METADATA_INFO, &[], None);
+    ask("replica info of an unknown group", C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", "diff-a")], None);
+    ask("elect in an unknown group", C::CONTROLLER_ELECT_MASTER, &with(&[("brokerId", "1")]), None);
+    ask("next id of a new group", C::CONTROLLER_GET_NEXT_BROKER_ID, &group, None);
+    ask(
+        "register before applying an id",
+        C::CONTROLLER_REGISTER_BROKER,
+        &with(&[("brokerId", "1"), ("brokerAddress", "10.0.0.1:10911")]),
+        None,
+    );
+    ask(
+        "apply id 1",
+        C::CONTROLLER_APPLY_BROKER_ID,
+        &with(&[("appliedBrokerId", "1"), ("registerCheckCode", "10.0.0.1:10911;1")]),
+        None,
+    );
+    ask(
+        "apply id 1 again, other broker",
+        C::CONTROLLER_APPLY_BROKER_ID,
+        &with(&[("appliedBrokerId", "1"), ("registerCheckCode", "10.0.0.2:10911;2")]),
+        None,
+    );
+    ask(
+        "apply id 5, not the next",
+        C::CONTROLLER_APPLY_BROKER_ID,
+        &with(&[("appliedBrokerId", "5"), ("registerCheckCode", "10.0.0.2:10911;2")]),
+        None,
+    );
+    ask(
+        "register id 1",
+        C::CONTROLLER_REGISTER_BROKER,
+        &with(&[("brokerId", "1"), ("brokerAddress", "10.0.0.1:10911")]),
+        None,
+    );
+    ask("heartbeat 1", C::BROKER_HEARTBEAT, &hb("1", "10.0.0.1:10911"), None);
+    ask("heartbeat without id", C::BROKER_HEARTBEAT, &with(&[("brokerAddr", "10.0.0.1:10911")]), None);
+    ask("first election", C::CONTROLLER_ELECT_MASTER, &with(&[("brokerId", "1")]), None);
+    ask("next id", C::CONTROLLER_GET_NEXT_BROKER_ID, &group, None);
+    ask(
+        "apply id 2",
+        C::CONTROLLER_APPLY_BROKER_ID,
+        &with(&[("appliedBrokerId", "2"), ("registerCheckCode", "10.0.0.2:10911;2")]),
+        None,
+    );
+    ask(
+        "register id 2",
+        C::CONTROLLER_REGISTER_BROKER,
+        &with(&[("brokerId", "2"), ("brokerAddress", "10.0.0.2:10911")]),
+        None,
+    );
+    ask("heartbeat 2", C::BROKER_HEARTBEAT, &hb("2", "10.0.0.2:10911"), None);
+    ask("elect while the master lives", C::CONTROLLER_ELECT_MASTER, &with(&[("brokerId", "2")]), None);
+    let alter = |master: &'static str, epoch: &'static str| -> Vec<(&'static str, &'static str)> {
+        vec![("brokerName", "diff-a"), ("masterBrokerId", master), ("masterEpoch", epoch)]
+    };
+    ask(
+        "alter, stale set epoch",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "1"),
+        Some(r#"{"syncStateSet":[1,2],"syncStateSetEpoch":0}"#),
+    );
+    ask(
+        "alter, not the master",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("2", "1"),
+        Some(r#"{"syncStateSet":[1,2],"syncStateSetEpoch":1}"#),
+    );
+    ask(
+        "alter, stale master epoch",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "0"),
+        Some(r#"{"syncStateSet":[1,2],"syncStateSetEpoch":1}"#),
+    );
+    ask(
+        "alter, unknown replica",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "1"),
+        Some(r#"{"syncStateSet":[1,3],"syncStateSetEpoch":1}"#),
+    );
+    ask(
+        "alter, master left out",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "1"),
+        Some(r#"{"syncStateSet":[2],"syncStateSetEpoch":1}"#),
+    );
+    ask(
+        "alter",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "1"),
+        Some(r#"{"syncStateSet":[1,2],"syncStateSetEpoch":1}"#),
+    );
+    ask(
+        "alter, unchanged",
+        C::CONTROLLER_ALTER_SYNC_STATE_SET,
+        &alter("1", "1"),
+        Some(r#"{"syncStateSet":[1,2],"syncStateSetEpoch":2}"#),
+    );
+    ask("replica info", C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", "diff-a")], None);
+    ask("sync state data", C::CONTROLLER_GET_SYNC_STATE_DATA, &[], Some(r#"["diff-a","nobody"]"#));
+    ask("sync state data, no names", C::CONTROLLER_GET_SYNC_STATE_DATA, &[], None);
+    ask(
+        "register id 1 from a new address",
+        C::CONTROLLER_REGISTER_BROKER,
+        &with(&[("brokerId", "1"), ("brokerAddress", "10.0.0.9:10911")]),
+        None,
+    );
+    ask("clean a live broker", C::CLEAN_BROKER_DATA, &with(&[("brokerControllerIdsToClean", "2")]), None);
+    ask("clean an unknown id", C::CLEAN_BROKER_DATA, &with(&[("brokerControllerIdsToClean", "7")]), None);
+    ask(
+        "designated election of 2",
+        C::CONTROLLER_ELECT_MASTER,
+        &with(&[("brokerId", "2"), ("designateElect", "true")]),
+        None,
+    );
+    ask("replica info after it", C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", "diff-a")], None);
+    ask("sync state data after it", C::CONTROLLER_GET_SYNC_STATE_DATA, &[], Some(r#"["diff-a"]"#));
+    ask("a code the controller does not serve", C::GET_BROKER_EPOCH_CACHE, &[], None);
+    out
+}
+
+#[test]
+fn controller_replies_match_the_java_controller() {
+    let _serial = serial();
+    let java_store = tempfile::tempdir().unwrap();
+    let java_port = support::free_port();
+    let keys = controller_keys(java_port, java_store.path());
+    let java = JavaNamesrv::start_with(JAVA_5X, &keys.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>());
+    let theirs = script(java_port);
+    drop(java);
+
+    let our_store = tempfile::tempdir().unwrap();
+    let our_port = support::free_port();
+    let keys = controller_keys(our_port, our_store.path());
+    let ours_ns = OurNamesrv::start_with(&keys.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>());
+    let ours = script(our_port);
+
+    let mut differences = Vec::new();
+    for ((step, j), (_, o)) in theirs.iter().zip(&ours) {
+        if j != o {
+            differences.push(format!("{step}:\n  java: {j:?}\n  ours: {o:?}"));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} replies differ:\n{}\n{}",
+        differences.len(),
+        theirs.len(),
+        differences.join("\n"),
+        ours_ns.log()
+    );
+    eprintln!("{} controller replies identical to Java 5.5.0's", theirs.len());
+}
