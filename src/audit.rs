@@ -56,6 +56,60 @@ pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
     tracing::info!(target: "audit", cluster, broker, id, addr, cause, "broker removed");
 }
 
+/// The controller's requests that change its state (ids applied, registrations, elections, SyncStateSet changes,
+/// cleans, config updates), accepted or refused, with the new master or epoch the answer carries. Heartbeats and
+/// reads are not logged.
+pub fn controller(peer: IpAddr, req: &RemotingCommand, response: &RemotingCommand) {
+    use crate::protocol::code::ControllerRequestCode as CC;
+    let request = match req.code {
+        CC::CONTROLLER_ALTER_SYNC_STATE_SET => "CONTROLLER_ALTER_SYNC_STATE_SET",
+        CC::CONTROLLER_ELECT_MASTER => "CONTROLLER_ELECT_MASTER",
+        CC::CONTROLLER_REGISTER_BROKER => "CONTROLLER_REGISTER_BROKER",
+        CC::UPDATE_CONTROLLER_CONFIG => "UPDATE_CONTROLLER_CONFIG",
+        CC::CLEAN_BROKER_DATA => "CLEAN_BROKER_DATA",
+        CC::CONTROLLER_APPLY_BROKER_ID => "CONTROLLER_APPLY_BROKER_ID",
+        _ => return,
+    };
+    if !enabled() {
+        return;
+    }
+    const SHOWN: [&str; 9] = [
+        "clusterName",
+        "brokerName",
+        "brokerId",
+        "brokerAddress",
+        "appliedBrokerId",
+        "masterBrokerId",
+        "masterEpoch",
+        "brokerControllerIdsToClean",
+        "designateElect",
+    ];
+    let mut facts = String::new();
+    for key in SHOWN {
+        if let Some(v) = req.ext(key) {
+            push(&mut facts, key, v);
+        }
+    }
+    for (key, shown) in [
+        ("masterBrokerId", "newMasterBrokerId"),
+        ("masterEpoch", "newMasterEpoch"),
+        ("newSyncStateSetEpoch", "newSyncStateSetEpoch"),
+    ] {
+        if let (Some(v), true) = (response.ext(key), response.code == ResponseCode::SUCCESS) {
+            push(&mut facts, shown, v);
+        }
+    }
+    let (outcome, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
+    tracing::info!(target: "audit", %peer, request, code = req.code, facts, outcome, remark, "controller request");
+}
+
+/// The controller elected (or failed to elect) a master on its own, after the master was lost.
+pub fn controller_election(broker: &str, master: Option<i64>, epoch: Option<i32>, outcome: i32, remark: &str) {
+    let master = master.map_or_else(|| "-".to_string(), |m| m.to_string());
+    let epoch = epoch.map_or_else(|| "-".to_string(), |e| e.to_string());
+    tracing::info!(target: "audit", broker, master, epoch, outcome, remark, "controller election");
+}
+
 /// The ext fields an operator identifies a request by, and for UPDATE_NAMESRV_CONFIG the keys of its body (never
 /// their values, never a KV value, never a signature).
 pub fn request_facts(req: &RemotingCommand) -> String {

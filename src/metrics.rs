@@ -11,7 +11,10 @@ use crate::limit::Limit;
 use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
+mod controller;
 mod process;
+
+pub use controller::ControllerMetrics;
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
 use crate::protocol::code::REQUEST_NAMES as CODES;
@@ -145,6 +148,7 @@ pub struct Metrics {
     pub reactors: Vec<Arc<ReactorMetrics>>,
     pub writer: Arc<WriterMetrics>,
     pub acl: Arc<AclMetrics>,
+    pub controller: Arc<ControllerMetrics>,
 }
 
 impl Metrics {
@@ -270,6 +274,7 @@ impl Metrics {
             "Failed KV file saves.",
             w.kv_write_failures.load(Relaxed),
         );
+        controller::render(&mut o, &self.controller);
         process::render(&mut o);
         o
     }

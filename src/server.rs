@@ -188,7 +188,12 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         true => {
             let settings = ControllerSettings::from_keys(&config.extra, config.scan_not_active_broker_interval)
                 .map_err(ControllerStartError::from)?;
-            Some(controller_node::start(settings, config.max_frame_length, Arc::clone(&clock))?)
+            Some(controller_node::start(
+                settings,
+                config.max_frame_length,
+                Arc::clone(&clock),
+                Arc::clone(&metrics.controller),
+            )?)
         }
         false => None,
     };

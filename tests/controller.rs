@@ -359,3 +359,68 @@ fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
     let next = probe.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &probe.group(), None);
     assert_eq!(next.ext("nextBrokerId"), Some("2"));
 }
+
+#[test]
+fn config_is_readable_and_nothing_an_operator_set_changes_over_the_network() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = single(store.path());
+    let mut c = ctl(&srv);
+    let cmd = c.cmd(C::GET_CONTROLLER_CONFIG);
+    let r = c.request(cmd);
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    assert!(
+        text.contains("enableElectUncleanMaster=false\n") && text.contains("controllerDLegerGroup=group1\n"),
+        "{text}"
+    );
+    for body in [
+        "enableElectUncleanMaster=true",
+        "notifyBrokerRoleChanged=false",
+        "configBlackList=",
+        "x=1\ncontrollerStorePath=/tmp/evil",
+    ] {
+        let cmd = c.cmd(C::UPDATE_CONTROLLER_CONFIG).with_body(body.as_bytes().to_vec());
+        let r = c.request(cmd);
+        assert_eq!(
+            (r.code, r.remark.as_deref()),
+            (ResponseCode::NO_PERMISSION, Some("Can not update config in black list.")),
+            "{body}"
+        );
+    }
+    let cmd = c.cmd(C::GET_CONTROLLER_CONFIG);
+    let after = c.request(cmd);
+    assert_eq!(String::from_utf8_lossy(&after.body), text, "unchanged");
+    let cmd = c.cmd(C::UPDATE_CONTROLLER_CONFIG).with_body(b"someoneElsesKey=1".to_vec());
+    assert_eq!(c.request(cmd).code, ResponseCode::SUCCESS, "a key nobody knows changes nothing, as in Java");
+}
+
+#[test]
+fn metrics_show_the_role_the_live_brokers_and_the_elections() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = InProc::start(|c| {
+        controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
+        c.http_address = "127.0.0.1:0".into();
+    });
+    let mut admin = ctl(&srv);
+    wait_leader(&mut admin);
+    let mut a = FakeBroker::new(srv.controller_addr().unwrap());
+    a.register();
+    assert_eq!(a.elect().code, ResponseCode::SUCCESS);
+    assert_eq!(a.elect().code, CR::CONTROLLER_MASTER_STILL_EXIST);
+    let http = srv.http_addr().unwrap();
+    let mut text = String::new();
+    let refreshed = eventually(WAIT, || {
+        text = support::observe::http_get(http, "/metrics").unwrap_or_default();
+        text.contains("namesrv_controller_alive_brokers 1\n")
+    });
+    assert!(refreshed, "{text}");
+    for line in [
+        "namesrv_controller_is_leader 1\n",
+        "namesrv_controller_leader_id 0\n",
+        "namesrv_controller_groups 1\n",
+        "namesrv_controller_elections_total{result=\"new_master_elected\"} 1\n",
+        "namesrv_controller_elections_total{result=\"keep_current_master\"} 1\n",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+}

@@ -26,6 +26,7 @@ use tracing::{error, info};
 
 use crate::clock::Clock;
 use crate::controller::raft::{LogStore, LogStoreError, StateMachine, StateMachineError};
+use crate::metrics::ControllerMetrics;
 
 pub mod net;
 pub mod node;
@@ -114,6 +115,7 @@ pub fn start(
     mut settings: Settings,
     max_frame: usize,
     clock: Arc<dyn Clock>,
+    metrics: Arc<ControllerMetrics>,
 ) -> Result<ControllerHandle, ControllerStartError> {
     let this = settings.this().clone();
     let wanted: SocketAddr = this.addr.parse().map_err(|_| SettingsError::Peer {
@@ -155,7 +157,7 @@ pub fn start(
         }
         Ok::<_, ControllerStartError>(raft)
     })?;
-    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock));
+    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock, metrics));
     let ctx = Arc::new(server::Listener {
         max_frame,
         raft_peers: settings.peers.iter().filter_map(|p| p.addr.parse::<SocketAddr>().ok()).map(|a| a.ip()).collect(),
@@ -190,15 +192,17 @@ async fn run(listener: StdListener, node: Arc<Node>, ctx: Arc<server::Listener>,
     }
 }
 
-/// `scanNotActiveBrokerInterval` and `scanInactiveMasterInterval`.
+/// `scanNotActiveBrokerInterval`, `scanInactiveMasterInterval`, and the gauges of `/metrics` every second.
 async fn timers(node: Arc<Node>) {
     let (not_active, inactive_master) = node.scan_intervals();
     let mut not_active = tokio::time::interval(Duration::from_millis(not_active));
     let mut inactive_master = tokio::time::interval(Duration::from_millis(inactive_master));
+    let mut gauges = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = not_active.tick() => node.scan_not_active().await,
             _ = inactive_master.tick() => node.scan_inactive_masters().await,
+            _ = gauges.tick() => node.refresh_metrics(),
         }
     }
 }

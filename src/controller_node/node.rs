@@ -9,6 +9,8 @@
 //!   answer from a stale state.
 //! - Heartbeats (904) only touch the local table: never proposed, never leader-only.
 
+use std::net::IpAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ use crate::controller::heartbeat::{BrokerIdentity, LiveAt};
 use crate::controller::raft::{NodeId, Proposal, TypeConfig};
 use crate::controller::request::{ElectMaster, ElectMasterResponse, SyncStateSet, ANY_BROKER};
 use crate::controller::{ControllerResult, HeartbeatTable, ReplicasInfo};
+use crate::metrics::ControllerMetrics;
 use crate::protocol::code::{ControllerResponseCode, ResponseCode};
 use crate::protocol::command::RemotingCommand;
 use crate::state::ConnId;
@@ -48,6 +51,7 @@ pub struct Node {
     heartbeats: Mutex<HeartbeatTable>,
     validate: tokio::sync::Mutex<()>,
     clock: Arc<dyn Clock>,
+    metrics: Arc<ControllerMetrics>,
 }
 
 impl Node {
@@ -56,7 +60,9 @@ impl Node {
         settings: Arc<Settings>,
         view: Arc<ArcSwap<ReplicasInfo>>,
         clock: Arc<dyn Clock>,
+        metrics: Arc<ControllerMetrics>,
     ) -> Node {
+        metrics.enabled.store(true, Relaxed);
         let id = settings.this().id;
         Node {
             raft,
@@ -66,11 +72,27 @@ impl Node {
             heartbeats: Mutex::new(HeartbeatTable::new()),
             validate: tokio::sync::Mutex::new(()),
             clock,
+            metrics,
         }
     }
 
     fn heartbeats(&self) -> MutexGuard<'_, HeartbeatTable> {
         self.heartbeats.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Refreshes the gauges of `/metrics` (role, term, leader, live brokers, groups).
+    pub fn refresh_metrics(&self) {
+        let m = &self.metrics;
+        let (term, leader) = {
+            let raft = self.raft.metrics();
+            let raft = raft.borrow();
+            (raft.current_term, raft.current_leader)
+        };
+        m.term.store(term, Relaxed);
+        m.leader.store(leader.map_or(-1, |id| id as i64), Relaxed);
+        m.is_leader.store(leader == Some(self.id), Relaxed);
+        m.alive_brokers.store(self.heartbeats().len() as u64, Relaxed);
+        m.groups.store(self.view.load().broker_names().count() as u64, Relaxed);
     }
 
     /// (`scanNotActiveBrokerInterval`, `scanInactiveMasterInterval`) in ms.
@@ -87,11 +109,16 @@ impl Node {
     }
 
     /// Answers one broker or admin request; `None` for one-way requests.
-    pub async fn handle(&self, req: &RemotingCommand, conn: ConnId) -> Option<RemotingCommand> {
+    pub async fn handle(&self, req: &RemotingCommand, conn: ConnId, peer: IpAddr) -> Option<RemotingCommand> {
         let response = match wire::decode(req) {
             Err(e) => e.reply(req),
             Ok(request) => self.run(req, request, conn).await,
         };
+        crate::audit::controller(peer, req, &response);
+        self.metrics.requests.fetch_add(1, Relaxed);
+        if response.code != ResponseCode::SUCCESS {
+            self.metrics.request_failures.fetch_add(1, Relaxed);
+        }
         (!req.is_oneway()).then_some(response)
     }
 
@@ -103,15 +130,18 @@ impl Node {
                 return RemotingCommand::response_to(req, ResponseCode::SUCCESS, Some("Heart beat success".into()));
             }
             Request::GetMetadata => return self.metadata(req),
-            Request::GetConfig | Request::UpdateConfig(_) => {
-                return wire::WireError::Unsupported(req.code).reply(req);
+            Request::GetConfig => {
+                let text = crate::protocol::props::write(&self.settings.properties());
+                return RemotingCommand::response_to(req, ResponseCode::SUCCESS, None).with_body(text.into_bytes());
             }
+            Request::UpdateConfig(body) => return update_config(req, &body),
             Request::AlterSyncStateSet(r) => self
                 .serve(|s, live| s.alter_sync_state_set(&r, live))
                 .await
                 .map(|r| wire::alter_sync_state_set(req, &r)),
             Request::ElectMaster(r) => match self.serve(|s, live| s.elect_master(&r, live, unclean)).await {
                 Ok(result) => {
+                    self.metrics.election(result.code());
                     self.notify_if_elected(&result);
                     Ok(wire::elect_master(req, &result))
                 }
@@ -248,15 +278,15 @@ impl Node {
         };
         for attempt in 1..=self.settings.elect_master_max_retry_count {
             match self.serve(|s, live| s.elect_master(&request, live, unclean)).await {
-                Ok(result) if result.error.is_none() => {
-                    info!(target: "audit", group = broker_name, master = ?result.response.master_broker_id,
-                        epoch = ?result.response.master_epoch, "controller elected a new master");
-                    self.notify_if_elected(&result);
-                    return;
-                }
                 Ok(result) => {
-                    warn!(target: "controller", group = broker_name, attempt, code = result.code(),
-                        remark = ?result.remark(), "election found no new master");
+                    self.metrics.election(result.code());
+                    let (master, epoch) = (result.response.master_broker_id, result.response.master_epoch);
+                    let remark = result.remark().unwrap_or_default();
+                    crate::audit::controller_election(broker_name, master, epoch, result.code(), &remark);
+                    if result.error.is_none() {
+                        self.notify_if_elected(&result);
+                        return;
+                    }
                 }
                 Err(refusal) => {
                     warn!(target: "controller", group = broker_name, attempt, ?refusal, "election not run");
@@ -291,4 +321,18 @@ impl Node {
             }
         }
     }
+}
+
+/// 1009 UPDATE_CONTROLLER_CONFIG: Java's answers, but nothing an operator set changes (`refuses_update_of`); keys
+/// nobody knows are accepted and change nothing, as in Java.
+fn update_config(req: &RemotingCommand, body: &[u8]) -> RemotingCommand {
+    let Ok(pairs) = crate::protocol::props::parse(&String::from_utf8_lossy(body)) else {
+        return RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some("string2Properties error".into()));
+    };
+    if let Some((key, _)) = pairs.iter().find(|(k, _)| Settings::refuses_update_of(k)) {
+        warn!(target: "audit", code = req.code, key = %key, "controller config update refused");
+        let remark = "Can not update config in black list.".to_string();
+        return RemotingCommand::response_to(req, ResponseCode::NO_PERMISSION, Some(remark));
+    }
+    RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
 }

@@ -72,7 +72,7 @@ async fn connection(stream: TcpStream, peer: SocketAddr, conn: ConnId, node: Arc
                 Ok(Some(cmd)) if cmd.is_response() => {}
                 // In order, on this task: a heartbeat must be in the table before a close that follows it.
                 Ok(Some(cmd)) if cmd.code == ControllerRequestCode::BROKER_HEARTBEAT => {
-                    if let Some(answer) = node.handle(&cmd, conn).await {
+                    if let Some(answer) = node.handle(&cmd, conn, peer.ip()).await {
                         let _ = tx.send(answer).await;
                     }
                 }
@@ -111,7 +111,7 @@ async fn answer(
     conn: ConnId,
 ) -> Option<RemotingCommand> {
     if !net::is_raft_rpc(cmd.code) {
-        return node.handle(cmd, conn).await;
+        return node.handle(cmd, conn, peer.ip()).await;
     }
     if !ctx.raft_peers.contains(&peer.ip()) {
         warn!(target: "audit", %peer, code = cmd.code, "Raft RPC from a host that is not a controller peer: refused");

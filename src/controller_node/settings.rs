@@ -127,6 +127,31 @@ impl Settings {
         self.peers.iter().find(|p| p.id == id)
     }
 
+    /// 1010's answer: the keys this controller honours with the values it runs with, sorted by key.
+    pub fn properties(&self) -> Vec<(String, String)> {
+        let peers: Vec<String> = self.peers.iter().map(|p| format!("{}-{}", p.name, p.addr)).collect();
+        let mut out = vec![
+            ("controllerType".to_string(), "DLedger".to_string()),
+            ("controllerDLegerGroup".into(), self.group.clone()),
+            ("controllerDLegerPeers".into(), peers.join(";")),
+            ("controllerDLegerSelfId".into(), self.self_name.clone()),
+            ("controllerStorePath".into(), self.store_path.display().to_string()),
+            ("scanNotActiveBrokerInterval".into(), self.scan_not_active_broker_interval_ms.to_string()),
+            ("scanInactiveMasterInterval".into(), self.scan_inactive_master_interval_ms.to_string()),
+            ("electMasterMaxRetryCount".into(), self.elect_master_max_retry_count.to_string()),
+            ("enableElectUncleanMaster".into(), self.enable_elect_unclean_master.to_string()),
+            ("notifyBrokerRoleChanged".into(), self.notify_broker_role_changed.to_string()),
+        ];
+        out.sort();
+        out
+    }
+
+    /// Whether 1009 must refuse a key: every controller key is read once at start (and the election ones guard
+    /// against data loss), so none may change over the network; Java's `configBlackList` keys neither.
+    pub fn refuses_update_of(key: &str) -> bool {
+        KEYS.contains(&key) || ["configBlackList", "configStorePath", "scanNotActiveBrokerInterval"].contains(&key)
+    }
+
     /// 1005's `peers`: DLedger's `id:addr;` for each, in the file's order.
     pub fn peers_text(&self) -> String {
         self.peers.iter().map(|p| format!("{}:{};", p.name, p.addr)).collect()

@@ -1,0 +1,63 @@
+//! The controller node's figures (`enableControllerInNamesrv`), written by the controller's thread and shown by
+//! `/metrics` only while a controller runs. Java's controller exports the same facts (role, active brokers,
+//! requests, elections by result) through OpenTelemetry.
+
+use std::fmt::Write;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
+
+use super::{header, metric};
+
+/// Election results, as Java's `election_total{result}` names them.
+pub const ELECTION_RESULTS: [&str; 3] = ["new_master_elected", "keep_current_master", "no_master_elected"];
+
+#[derive(Default)]
+pub struct ControllerMetrics {
+    pub enabled: AtomicBool,
+    pub is_leader: AtomicBool,
+    pub term: AtomicU64,
+    /// The Raft leader's node id; −1 while there is none.
+    pub leader: AtomicI64,
+    /// Brokers in this node's live table (heartbeats are per node).
+    pub alive_brokers: AtomicU64,
+    /// Broker groups in the replicated state.
+    pub groups: AtomicU64,
+    pub requests: AtomicU64,
+    pub request_failures: AtomicU64,
+    /// By `ELECTION_RESULTS`.
+    pub elections: [AtomicU64; 3],
+}
+
+impl ControllerMetrics {
+    /// Counts an election by its answer's code: SUCCESS, 2011 (the master lives) or a failure.
+    pub fn election(&self, code: i32) {
+        let i = match code {
+            0 => 0,
+            2011 => 1,
+            _ => 2,
+        };
+        self.elections[i].fetch_add(1, Relaxed);
+    }
+}
+
+pub(super) fn render(o: &mut String, c: &ControllerMetrics) {
+    if !c.enabled.load(Relaxed) {
+        return;
+    }
+    let leader = u8::from(c.is_leader.load(Relaxed));
+    metric(o, "namesrv_controller_is_leader", "gauge", "1 while this controller node is the Raft leader.", leader);
+    metric(o, "namesrv_controller_term", "gauge", "The Raft term this node is in.", c.term.load(Relaxed));
+    let id = c.leader.load(Relaxed);
+    metric(o, "namesrv_controller_leader_id", "gauge", "The Raft leader's node id (-1: none known).", id);
+    let alive = c.alive_brokers.load(Relaxed);
+    metric(o, "namesrv_controller_alive_brokers", "gauge", "Brokers heartbeating this controller node.", alive);
+    metric(o, "namesrv_controller_groups", "gauge", "Broker groups the controller knows.", c.groups.load(Relaxed));
+    let requests = c.requests.load(Relaxed);
+    metric(o, "namesrv_controller_requests_total", "counter", "Controller requests answered.", requests);
+    let failed = c.request_failures.load(Relaxed);
+    metric(o, "namesrv_controller_request_failures_total", "counter", "Answered with a failure code.", failed);
+    header(o, "namesrv_controller_elections_total", "counter", "Master elections run, by result.");
+    for (result, n) in ELECTION_RESULTS.iter().zip(&c.elections) {
+        let _ = writeln!(o, "namesrv_controller_elections_total{{result=\"{result}\"}} {}", n.load(Relaxed));
+    }
+}
