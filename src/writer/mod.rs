@@ -347,21 +347,21 @@ impl Writer {
     /// the routes under the broker's name changed since, or its role) the writer decodes the kept body here.
     fn register(
         &mut self,
-        req: Box<RegisterBroker>,
+        req: &mut RegisterBroker,
         body: RegisterBody,
         now: i64,
         s: RouteSettings,
     ) -> RegisterOutcome {
         let same = match body {
-            RegisterBody::Decoded { mark, version } => return self.tables.register_marked(*req, mark, version, now, s),
+            RegisterBody::Decoded { mark, version } => return self.tables.register_marked(req, mark, version, now, s),
             RegisterBody::Same(same) => same,
         };
         match self.tables.register_same(req, &same.mark, same.version, now, s) {
-            Ok(outcome) => {
+            Some(outcome) => {
                 self.same_bodies += 1;
                 outcome
             }
-            Err(mut req) => {
+            None => {
                 let max = self.config.max_inflated_body;
                 match crate::protocol::body::decode_register_broker_body_marked(
                     &same.raw,
@@ -371,7 +371,7 @@ impl Writer {
                 ) {
                     Ok((decoded, mark)) => {
                         req.body = decoded;
-                        self.tables.register_marked(*req, mark, same.version, now, s)
+                        self.tables.register_marked(req, mark, same.version, now, s)
                     }
                     // These bytes decoded before (that is how they got their mark): only a digest collision gets here.
                     Err(e) => {
@@ -383,31 +383,29 @@ impl Writer {
         }
     }
 
-    /// Takes the op by value: a registration's body (thousands of topics) moves into the tables, never copied.
+    /// Takes the op by value: a registration's body (thousands of topics) is never copied.
     fn apply(&mut self, op: WriteOp, dirty: &mut Dirty) -> Outcome {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
-            WriteOp::RegisterBroker(req, body) => {
+            WriteOp::RegisterBroker(mut req, body) => {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
-                let who = self.feed.is_on().then(|| {
-                    let first = !self.tables.is_live(&req.cluster_name, &req.broker_addr);
-                    (req.cluster_name.clone(), req.broker_name.clone(), req.broker_id, req.broker_addr.clone(), first)
-                });
-                let outcome = self.register(req, body, now, s);
+                // Only whether the broker is new is read before; its names are cloned only for an event.
+                let first = self.feed.is_on().then(|| !self.tables.is_live(&req.cluster_name, &req.broker_addr));
+                let outcome = self.register(&mut req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
                 let topics = self.tables.take_changes();
-                if let (Some((cluster, broker_name, broker_id, addr, first)), Some(_)) = (who, &outcome) {
+                if let (Some(first), Some(_)) = (first, &outcome) {
                     if first || !topics.added.is_empty() || !topics.removed.is_empty() || topics.updated > 0 {
                         self.changes.push(Change::BrokerRegistered {
-                            cluster,
-                            broker_name,
-                            broker_id,
-                            addr,
+                            cluster: req.cluster_name.clone(),
+                            broker_name: req.broker_name.clone(),
+                            broker_id: req.broker_id,
+                            addr: req.broker_addr.clone(),
                             first,
                             added: topics.added,
                             removed: topics.removed,
