@@ -7,6 +7,7 @@
 //!
 //! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
 
+mod changes;
 pub mod command;
 #[cfg(test)]
 mod tests;
@@ -23,11 +24,8 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::feed::{Change, Feed};
 use crate::metrics::WriterMetrics;
-use crate::model::NameSample;
 use crate::persist;
-use crate::state::routes::{
-    EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings, UnregisterBroker,
-};
+use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -118,12 +116,6 @@ impl Writer {
             feed: Arc::new(Feed::new(0, 0)),
             changes: Vec::new(),
         }
-    }
-
-    /// The change feed this writer appends to (off without it).
-    pub fn with_feed(mut self, feed: Arc<Feed>) -> Writer {
-        self.feed = feed;
-        self
     }
 
     /// The byte budget of the queue this writer drains (the reactors take from it).
@@ -303,16 +295,11 @@ impl Writer {
             self.kv = kv_before;
             self.config = config_before;
             dirty = Dirty::default();
-            // Rolled back: they did not happen.
-            self.changes.retain(|c| {
-                !matches!(c, Change::KvPut { .. } | Change::KvDeleted { .. } | Change::ConfigUpdated { .. })
-            });
+            self.drop_rolled_back_changes();
         }
         self.publish(&dirty);
         // After the publish: an event never names a route readers cannot see yet.
-        if !self.changes.is_empty() {
-            self.feed.append(self.clock.now_ms(), self.changes.drain(..));
-        }
+        self.append_changes();
         // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
         // `WriterMetrics::registrations`.
         self.metrics.registrations.fetch_add(registrations as u64, Release);
@@ -392,28 +379,12 @@ impl Writer {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
-                // Only whether the broker is new is read before; its names are cloned only for an event.
-                let first = self.feed.is_on().then(|| !self.tables.is_live(&req.cluster_name, &req.broker_addr));
+                let first = self.first_registration(&req);
                 let outcome = self.register(&mut req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
-                let topics = self.tables.take_changes();
-                if let (Some(first), Some(_)) = (first, &outcome) {
-                    if first || !topics.added.is_empty() || !topics.removed.is_empty() || topics.updated > 0 {
-                        self.changes.push(Change::BrokerRegistered {
-                            cluster: req.cluster_name.clone(),
-                            broker_name: req.broker_name.clone(),
-                            broker_id: req.broker_id,
-                            addr: req.broker_addr.clone(),
-                            first,
-                            added: topics.added,
-                            removed: topics.removed,
-                            updated: topics.updated,
-                        });
-                    }
-                }
-                self.note_created_or_deleted(topics.created, topics.deleted);
+                self.note_registered(&req, first, outcome.is_some());
                 Outcome::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
@@ -437,14 +408,12 @@ impl Writer {
             }
             WriteOp::WipeWritePerm { broker_name } => {
                 let count = self.tables.wipe_write_perm(&broker_name);
-                self.tables.take_changes();
-                self.changes.push(Change::WritePermWiped { broker_name, count });
+                self.note_perm_changed(Change::WritePermWiped { broker_name, count });
                 Outcome::PermChanged(count)
             }
             WriteOp::AddWritePerm { broker_name } => {
                 let count = self.tables.add_write_perm(&broker_name);
-                self.tables.take_changes();
-                self.changes.push(Change::WritePermAdded { broker_name, count });
+                self.note_perm_changed(Change::WritePermAdded { broker_name, count });
                 Outcome::PermChanged(count)
             }
             WriteOp::DeleteTopic { topic, cluster } => {
@@ -605,39 +574,4 @@ fn is_durable(code: i32) -> bool {
 
 fn ahash_of(s: &str) -> u64 {
     ahash::RandomState::with_seeds(1, 2, 3, 4).hash_one(s)
-}
-
-impl Writer {
-    fn log_evictions(&mut self, brokers: &[UnregisterBroker], cause: EvictionCause) {
-        self.metrics.evicted(cause, brokers.len());
-        for b in brokers {
-            self.provisional.remove(&(b.cluster_name.clone(), b.broker_addr.clone()));
-        }
-        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
-        for b in brokers {
-            crate::audit::removed(&b.cluster_name, &b.broker_name, b.broker_id, &b.broker_addr, cause.name());
-            self.changes.push(Change::BrokerRemoved {
-                cluster: b.cluster_name.clone(),
-                broker_name: b.broker_name.clone(),
-                broker_id: b.broker_id,
-                addr: b.broker_addr.clone(),
-                cause: cause.name(),
-            });
-        }
-    }
-
-    /// The feed's topic events for the last operation: what it put into or took out of the table.
-    fn note_topics_created_or_deleted(&mut self) {
-        let topics = self.tables.take_changes();
-        self.note_created_or_deleted(topics.created, topics.deleted);
-    }
-
-    fn note_created_or_deleted(&mut self, created: NameSample, deleted: NameSample) {
-        if !created.is_empty() {
-            self.changes.push(Change::TopicsCreated(created));
-        }
-        if !deleted.is_empty() {
-            self.changes.push(Change::TopicsDeleted(deleted));
-        }
-    }
 }
