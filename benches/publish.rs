@@ -115,7 +115,7 @@ fn reregister_10k(c: &mut Criterion) {
     // is opaque to the tables; the decoder's side (CRC + recognising 1.7 MB) is in `cargo bench --bench codec`.
     let mark = namesrv::model::BodyMark { dv_start: 64, digest: 7 };
     let mut tables = RouteTables::new();
-    tables.register_marked(base.clone(), Some(mark), 513, 0, common::settings()).expect("registered");
+    tables.register_marked(&base, Some(mark), 513, 0, common::settings()).expect("registered");
     let gen = tables.generation();
     let lean = RegisterBroker { body: Default::default(), ..base.clone() };
     g.bench_function("same_body_new_data_version", |b| {
@@ -126,7 +126,7 @@ fn reregister_10k(c: &mut Criterion) {
                 r.body.data_version.counter = counter;
                 r
             },
-            |req| black_box(tables.register_same(req, &mark, 513, 0, common::settings()).expect("recognised")),
+            |mut req| black_box(tables.register_same(&mut req, &mark, 513, 0, common::settings()).expect("recognised")),
             BatchSize::SmallInput,
         )
     });

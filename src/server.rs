@@ -279,6 +279,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
             feed: feed.clone(),
             live: live_tx,
             streams: Default::default(),
+            streams_max: config.event_feed_streams,
         };
         let server = server.clone();
         threads.push(critical("namesrv-http".into(), move || http::serve(server, ctx))?);

@@ -271,15 +271,22 @@ fn sigterm_stops_the_binary_with_status_0() {
     assert!(out.contains("The Name Server boot success."), "{out}");
 }
 
+/// The re-registration tests' setup: a server with the HTTP endpoint, broker b1 of C1, a client, and how many
+/// registrations were applied without decoding their body so far (from /metrics).
+fn re_registration_setup() -> (InProc, Broker<'static>, Client, impl Fn() -> f64) {
+    let srv = start(|_| {});
+    let http = srv.http_addr().expect("HTTP enabled");
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let c = Client::connect(srv.local_addr());
+    let same_bodies = move || metric_value(&get(http, "/metrics").1, "namesrv_registrations_same_body_total");
+    (srv, broker, c, same_bodies)
+}
+
 /// A broker re-sending its last body at a new DataVersion (what it does every 30 s) is applied without decoding
 /// the body; a body changed since, or routes changed under the broker since (a wiped write perm), are not.
 #[test]
 fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
-    let srv = start(|_| {});
-    let http = srv.http_addr().expect("HTTP enabled");
-    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
-    let mut c = Client::connect(srv.local_addr());
-    let same_bodies = || metric_value(&get(http, "/metrics").1, "namesrv_registrations_same_body_total");
+    let (_srv, broker, mut c, same_bodies) = re_registration_setup();
     let perm_of = |c: &mut Client, topic: &str| {
         let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic));
         assert_eq!(r.code, ResponseCode::SUCCESS, "{topic}");
@@ -312,11 +319,7 @@ fn unchanged_re_registrations_skip_the_decode_and_changed_ones_do_not() {
 
 #[test]
 fn unchanged_compressed_re_registrations_are_recognised_too() {
-    let srv = start(|_| {});
-    let http = srv.http_addr().expect("HTTP enabled");
-    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
-    let mut c = Client::connect(srv.local_addr());
-    let same_bodies = || metric_value(&get(http, "/metrics").1, "namesrv_registrations_same_body_total");
+    let (_srv, broker, mut c, same_bodies) = re_registration_setup();
     for counter in 1..=3 {
         assert_eq!(c.request(broker.register_zlib(&["TopicA", "TopicB"], counter, 513)).code, ResponseCode::SUCCESS);
     }

@@ -168,55 +168,49 @@ pub fn render(e: &Event) -> (&'static str, Value) {
     let mut m = Map::new();
     m.insert("seq".into(), json!(e.seq));
     m.insert("timeMs".into(), json!(e.time_ms));
-    let kind = match &e.change {
+    match &e.change {
         Change::BrokerRegistered { cluster, broker_name, broker_id, addr, first, added, removed, updated } => {
             broker(&mut m, cluster, broker_name, *broker_id, addr);
             m.insert("first".into(), json!(first));
             sample(&mut m, "topicsAdded", added);
             sample(&mut m, "topicsRemoved", removed);
             m.insert("topicsUpdatedCount".into(), json!(updated));
-            "brokerRegistered"
         }
         Change::BrokerRemoved { cluster, broker_name, broker_id, addr, cause } => {
             broker(&mut m, cluster, broker_name, *broker_id, addr);
             m.insert("cause".into(), json!(cause));
-            "brokerRemoved"
         }
-        Change::TopicsCreated(t) => {
-            sample(&mut m, "topics", t);
-            "topicsCreated"
-        }
-        Change::TopicsDeleted(t) => {
-            sample(&mut m, "topics", t);
-            "topicsDeleted"
-        }
-        Change::WritePermWiped { broker_name, count } => {
+        Change::TopicsCreated(t) | Change::TopicsDeleted(t) => sample(&mut m, "topics", t),
+        Change::WritePermWiped { broker_name, count } | Change::WritePermAdded { broker_name, count } => {
             m.insert("brokerName".into(), json!(broker_name));
             m.insert("count".into(), json!(count));
-            "writePermWiped"
         }
-        Change::WritePermAdded { broker_name, count } => {
-            m.insert("brokerName".into(), json!(broker_name));
-            m.insert("count".into(), json!(count));
-            "writePermAdded"
-        }
-        Change::KvPut { namespace, key } => {
+        Change::KvPut { namespace, key } | Change::KvDeleted { namespace, key } => {
             m.insert("namespace".into(), json!(namespace));
             m.insert("key".into(), json!(key));
-            "kvPut"
-        }
-        Change::KvDeleted { namespace, key } => {
-            m.insert("namespace".into(), json!(namespace));
-            m.insert("key".into(), json!(key));
-            "kvDeleted"
         }
         Change::ConfigUpdated { keys } => {
             m.insert("keys".into(), json!(keys));
-            "configUpdated"
         }
-    };
+    }
+    let kind = kind(&e.change);
     m.insert("type".into(), json!(kind));
     (kind, Value::Object(m))
+}
+
+/// The SSE event type, also the JSON's `type`.
+fn kind(c: &Change) -> &'static str {
+    match c {
+        Change::BrokerRegistered { .. } => "brokerRegistered",
+        Change::BrokerRemoved { .. } => "brokerRemoved",
+        Change::TopicsCreated(_) => "topicsCreated",
+        Change::TopicsDeleted(_) => "topicsDeleted",
+        Change::WritePermWiped { .. } => "writePermWiped",
+        Change::WritePermAdded { .. } => "writePermAdded",
+        Change::KvPut { .. } => "kvPut",
+        Change::KvDeleted { .. } => "kvDeleted",
+        Change::ConfigUpdated { .. } => "configUpdated",
+    }
 }
 
 fn broker(m: &mut Map<String, Value>, cluster: &str, name: &str, id: i64, addr: &str) {

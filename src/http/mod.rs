@@ -39,13 +39,11 @@ pub struct HttpContext {
     pub live: Sender<LiveQuery>,
     /// `/events` streams open now.
     pub streams: Arc<AtomicUsize>,
+    /// `eventFeedStreams`: most `/events` streams open at once (start-only).
+    pub streams_max: usize,
 }
 
 impl HttpContext {
-    fn streams_max(&self) -> usize {
-        self.cell.load().config.event_feed_streams
-    }
-
     /// Why the server is not ready, if it is not: draining, or inside `needWaitForService`.
     pub fn not_ready_reason(&self, snap: &Snapshot) -> Option<&'static str> {
         if self.draining.load(Ordering::Acquire) {
@@ -66,8 +64,8 @@ pub fn serve(server: Arc<Server>, ctx: HttpContext) {
     for req in server.incoming_requests() {
         let (path, query) = split_url(req.url());
         if path == "/events" {
-            let (query, max) = (query.to_string(), ctx.streams_max());
-            events::start(req, ctx.feed.clone(), ctx.streams.clone(), max, &query);
+            let query = query.to_string();
+            events::start(req, ctx.feed.clone(), ctx.streams.clone(), ctx.streams_max, &query);
             continue;
         }
         let resp = respond(&ctx, &req);

@@ -7,6 +7,7 @@
 //!
 //! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
 
+mod changes;
 pub mod command;
 #[cfg(test)]
 mod tests;
@@ -23,11 +24,8 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::feed::{Change, Feed};
 use crate::metrics::WriterMetrics;
-use crate::model::NameSample;
 use crate::persist;
-use crate::state::routes::{
-    EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings, UnregisterBroker,
-};
+use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -118,12 +116,6 @@ impl Writer {
             feed: Arc::new(Feed::new(0, 0)),
             changes: Vec::new(),
         }
-    }
-
-    /// The change feed this writer appends to (off without it).
-    pub fn with_feed(mut self, feed: Arc<Feed>) -> Writer {
-        self.feed = feed;
-        self
     }
 
     /// The byte budget of the queue this writer drains (the reactors take from it).
@@ -303,16 +295,11 @@ impl Writer {
             self.kv = kv_before;
             self.config = config_before;
             dirty = Dirty::default();
-            // Rolled back: they did not happen.
-            self.changes.retain(|c| {
-                !matches!(c, Change::KvPut { .. } | Change::KvDeleted { .. } | Change::ConfigUpdated { .. })
-            });
+            self.drop_rolled_back_changes();
         }
         self.publish(&dirty);
         // After the publish: an event never names a route readers cannot see yet.
-        if !self.changes.is_empty() {
-            self.feed.append(self.clock.now_ms(), self.changes.drain(..));
-        }
+        self.append_changes();
         // After the publish (Release: a reader that acquires a count sees that snapshot), before the replies. See
         // `WriterMetrics::registrations`.
         self.metrics.registrations.fetch_add(registrations as u64, Release);
@@ -347,21 +334,21 @@ impl Writer {
     /// the routes under the broker's name changed since, or its role) the writer decodes the kept body here.
     fn register(
         &mut self,
-        req: Box<RegisterBroker>,
+        req: &mut RegisterBroker,
         body: RegisterBody,
         now: i64,
         s: RouteSettings,
     ) -> RegisterOutcome {
         let same = match body {
-            RegisterBody::Decoded { mark, version } => return self.tables.register_marked(*req, mark, version, now, s),
+            RegisterBody::Decoded { mark, version } => return self.tables.register_marked(req, mark, version, now, s),
             RegisterBody::Same(same) => same,
         };
         match self.tables.register_same(req, &same.mark, same.version, now, s) {
-            Ok(outcome) => {
+            Some(outcome) => {
                 self.same_bodies += 1;
                 outcome
             }
-            Err(mut req) => {
+            None => {
                 let max = self.config.max_inflated_body;
                 match crate::protocol::body::decode_register_broker_body_marked(
                     &same.raw,
@@ -371,7 +358,7 @@ impl Writer {
                 ) {
                     Ok((decoded, mark)) => {
                         req.body = decoded;
-                        self.tables.register_marked(*req, mark, same.version, now, s)
+                        self.tables.register_marked(req, mark, same.version, now, s)
                     }
                     // These bytes decoded before (that is how they got their mark): only a digest collision gets here.
                     Err(e) => {
@@ -383,39 +370,21 @@ impl Writer {
         }
     }
 
-    /// Takes the op by value: a registration's body (thousands of topics) moves into the tables, never copied.
+    /// Takes the op by value: a registration's body (thousands of topics) is never copied.
     fn apply(&mut self, op: WriteOp, dirty: &mut Dirty) -> Outcome {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
-            WriteOp::RegisterBroker(req, body) => {
+            WriteOp::RegisterBroker(mut req, body) => {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
-                let who = self.feed.is_on().then(|| {
-                    let first = !self.tables.is_live(&req.cluster_name, &req.broker_addr);
-                    (req.cluster_name.clone(), req.broker_name.clone(), req.broker_id, req.broker_addr.clone(), first)
-                });
-                let outcome = self.register(req, body, now, s);
+                let first = self.first_registration(&req);
+                let outcome = self.register(&mut req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
-                let topics = self.tables.take_changes();
-                if let (Some((cluster, broker_name, broker_id, addr, first)), Some(_)) = (who, &outcome) {
-                    if first || !topics.added.is_empty() || !topics.removed.is_empty() || topics.updated > 0 {
-                        self.changes.push(Change::BrokerRegistered {
-                            cluster,
-                            broker_name,
-                            broker_id,
-                            addr,
-                            first,
-                            added: topics.added,
-                            removed: topics.removed,
-                            updated: topics.updated,
-                        });
-                    }
-                }
-                self.note_created_or_deleted(topics.created, topics.deleted);
+                self.note_registered(&req, first, outcome.is_some());
                 Outcome::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
@@ -439,14 +408,12 @@ impl Writer {
             }
             WriteOp::WipeWritePerm { broker_name } => {
                 let count = self.tables.wipe_write_perm(&broker_name);
-                self.tables.take_changes();
-                self.changes.push(Change::WritePermWiped { broker_name, count });
+                self.note_perm_changed(Change::WritePermWiped { broker_name, count });
                 Outcome::PermChanged(count)
             }
             WriteOp::AddWritePerm { broker_name } => {
                 let count = self.tables.add_write_perm(&broker_name);
-                self.tables.take_changes();
-                self.changes.push(Change::WritePermAdded { broker_name, count });
+                self.note_perm_changed(Change::WritePermAdded { broker_name, count });
                 Outcome::PermChanged(count)
             }
             WriteOp::DeleteTopic { topic, cluster } => {
@@ -607,39 +574,4 @@ fn is_durable(code: i32) -> bool {
 
 fn ahash_of(s: &str) -> u64 {
     ahash::RandomState::with_seeds(1, 2, 3, 4).hash_one(s)
-}
-
-impl Writer {
-    fn log_evictions(&mut self, brokers: &[UnregisterBroker], cause: EvictionCause) {
-        self.metrics.evicted(cause, brokers.len());
-        for b in brokers {
-            self.provisional.remove(&(b.cluster_name.clone(), b.broker_addr.clone()));
-        }
-        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
-        for b in brokers {
-            crate::audit::removed(&b.cluster_name, &b.broker_name, b.broker_id, &b.broker_addr, cause.name());
-            self.changes.push(Change::BrokerRemoved {
-                cluster: b.cluster_name.clone(),
-                broker_name: b.broker_name.clone(),
-                broker_id: b.broker_id,
-                addr: b.broker_addr.clone(),
-                cause: cause.name(),
-            });
-        }
-    }
-
-    /// The feed's topic events for the last operation: what it put into or took out of the table.
-    fn note_topics_created_or_deleted(&mut self) {
-        let topics = self.tables.take_changes();
-        self.note_created_or_deleted(topics.created, topics.deleted);
-    }
-
-    fn note_created_or_deleted(&mut self, created: NameSample, deleted: NameSample) {
-        if !created.is_empty() {
-            self.changes.push(Change::TopicsCreated(created));
-        }
-        if !deleted.is_empty() {
-            self.changes.push(Change::TopicsDeleted(deleted));
-        }
-    }
 }

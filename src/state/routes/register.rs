@@ -46,27 +46,27 @@ pub(super) struct Application {
 impl RouteTables {
     /// §5.3. `now_ms` stamps the live entry.
     pub fn register_broker(&mut self, req: RegisterBroker, now_ms: i64, s: RouteSettings) -> RegisterOutcome {
-        self.register_marked(req, None, 0, now_ms, s)
+        self.register_marked(&req, None, 0, now_ms, s)
     }
 
     /// §5.3 for a decoded body, with the body's mark (if it has one) and the request version it was decoded at,
     /// kept so the broker's next registration of the same body can skip the decode (`register_same`).
     pub fn register_marked(
         &mut self,
-        req: RegisterBroker,
+        req: &RegisterBroker,
         mark: Option<BodyMark>,
         version: i32,
         now_ms: i64,
         s: RouteSettings,
     ) -> RegisterOutcome {
-        let plan = self.plan(&req, req.body.topic_configs.len());
+        let plan = self.plan(req, req.body.topic_configs.len());
         let (name, step) = (plan.name.clone(), plan.step);
         let mut applied = None;
-        let outcome = self.run_plan(&req, plan, now_ms, s, |t, name, read_only, first| {
-            applied = Some((read_only, t.apply_topic_table(&req, name, first, read_only, s)));
+        let outcome = self.run_plan(req, plan, now_ms, s, |t, name, read_only, first| {
+            applied = Some((read_only, t.apply_topic_table(req, name, first, read_only, s)));
         });
         match step {
-            Step::Proceed { .. } => self.remember(&req, &name, Application { mark, version, applied }, s),
+            Step::Proceed { .. } => self.remember(req, &name, Application { mark, version, applied }, s),
             Step::Stale | Step::Refused => self.forget_body(&req.broker_addr),
         }
         outcome

@@ -10,7 +10,7 @@
 //! every topic of the body still has the queue that application left: Java would re-put equal queues (DataVersion
 //! changed) or only add missing ones (none are missing). Anything else — another role, other settings, a wiped
 //! perm, a deleted topic, another group member filing under the name, a body with static-topic mappings — and the
-//! writer decodes the body after all and applies it in full (`Err` from `register_same`).
+//! writer decodes the body after all and applies it in full (`None` from `register_same`).
 
 use std::sync::Arc;
 
@@ -108,19 +108,17 @@ impl RouteTables {
     }
 
     /// A REGISTER_BROKER whose body was recognised as the one marked `mark` at request version `version`, with
-    /// `req.body` holding only its DataVersion. `Err` gives the request back when the record does not show that
+    /// `req.body` holding only its DataVersion. `None` (nothing applied) when the record does not show that
     /// applying its topics again would change nothing: decode the body and call `register_marked`.
     pub fn register_same(
         &mut self,
-        mut req: Box<RegisterBroker>,
+        req: &mut RegisterBroker,
         mark: &BodyMark,
         version: i32,
         now_ms: i64,
         s: RouteSettings,
-    ) -> Result<RegisterOutcome, Box<RegisterBroker>> {
-        let Some(rec) = self.records.get(req.broker_addr.as_str()) else {
-            return Err(req);
-        };
+    ) -> Option<RegisterOutcome> {
+        let rec = self.records.get(req.broker_addr.as_str())?;
         let same_source = rec.info.mark == *mark
             && rec.info.version == version
             && *rec.info.cluster == *req.cluster_name
@@ -128,9 +126,9 @@ impl RouteTables {
             && rec.broker_id == req.broker_id
             && rec.delete_flag == s.delete_topic_with_broker_registration;
         if !same_source {
-            return Err(req);
+            return None;
         }
-        let plan = self.plan(&req, rec.info.topic_count);
+        let plan = self.plan(req, rec.info.topic_count);
         if let Step::Proceed { applies, read_only } = plan.step {
             let usable = match (applies, rec.applied) {
                 (false, None) => true,
@@ -146,10 +144,10 @@ impl RouteTables {
                 _ => false,
             };
             if !usable {
-                return Err(req);
+                return None;
             }
         }
         req.body.filter_server_list = rec.filters.clone();
-        Ok(self.run_plan(&req, plan, now_ms, s, |_, _, _, _| {}))
+        Some(self.run_plan(req, plan, now_ms, s, |_, _, _, _| {}))
     }
 }
