@@ -54,6 +54,10 @@ enum Command {
     /// (topicRoute, clusterList, topicList, getNamesrvConfig, updateNamesrvConfig, updateKvConfig, getKvConfig,
     /// deleteKvConfig, wipeWritePerm, addWritePerm, deleteTopic). `mqnamesrv admin --help` lists them all.
     Admin(namesrv::cli::AdminArgs),
+    /// Run only the controller (RIP-44), as Java's `mqcontroller` (ControllerStartup) does: the controller keys of
+    /// the -c file (controllerDLegerGroup, controllerDLegerPeers, controllerDLegerSelfId, controllerStorePath, …),
+    /// no name server. `mqnamesrv -c controller.properties controller`.
+    Controller,
 }
 
 fn main() -> ExitCode {
@@ -107,6 +111,9 @@ fn main() -> ExitCode {
         warn!("{w}");
     }
 
+    if matches!(args.command, Some(Command::Controller)) {
+        return run_controller(&config, signals_or_exit());
+    }
     let handle = match namesrv::server::start(config) {
         Ok(h) => h,
         Err(e) => {
@@ -119,13 +126,7 @@ fn main() -> ExitCode {
     info!("{tip}");
     println!("{tip}");
 
-    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mqnamesrv: cannot install signal handlers: {e}");
-            return ExitCode::from(1);
-        }
-    };
+    let Some(mut signals) = signals_or_exit() else { return ExitCode::from(1) };
     if let Some(sig) = signals.forever().next() {
         info!(signal = sig, "shutting down: no new connections, finishing requests in flight");
     }
@@ -137,5 +138,38 @@ fn main() -> ExitCode {
     });
     let complete = handle.shutdown_gracefully();
     info!(complete, "stopped");
+    ExitCode::SUCCESS
+}
+
+fn signals_or_exit() -> Option<signal_hook::iterator::Signals> {
+    signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| eprintln!("mqnamesrv: cannot install signal handlers: {e}"))
+        .ok()
+}
+
+/// `mqnamesrv controller`: the controller alone, until SIGINT or SIGTERM.
+fn run_controller(config: &Config, signals: Option<signal_hook::iterator::Signals>) -> ExitCode {
+    let Some(mut signals) = signals else { return ExitCode::from(1) };
+    let started = namesrv::controller_node::Settings::from_keys(&config.extra, config.scan_not_active_broker_interval)
+        .map_err(namesrv::controller_node::ControllerStartError::from)
+        .and_then(|settings| {
+            let clock = std::sync::Arc::new(namesrv::clock::SystemClock);
+            namesrv::controller_node::start(settings, config.max_frame_length, clock, Default::default())
+        });
+    let handle = match started {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("mqnamesrv: controller: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // Java's ControllerStartup line, word for word.
+    let tip = "The Controller Server boot success. serializeType=JSON";
+    info!(address = %handle.local_addr(), "{tip}");
+    println!("{tip}");
+    if let Some(sig) = signals.forever().next() {
+        info!(signal = sig, "controller shutting down");
+    }
+    handle.shutdown();
     ExitCode::SUCCESS
 }

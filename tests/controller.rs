@@ -424,3 +424,46 @@ fn metrics_show_the_role_the_live_brokers_and_the_elections() {
         assert!(text.contains(line), "{line} in\n{text}");
     }
 }
+
+/// `mqnamesrv -c file controller`: the controller alone, as Java's `mqcontroller`; no name server port.
+#[test]
+fn the_binary_runs_a_stand_alone_controller() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let (ctl_port, ns_port) = (free_port(), free_port());
+    let props = dir.path().join("controller.properties");
+    std::fs::write(
+        &props,
+        format!(
+            "listenPort={ns_port}\ncontrollerDLegerGroup=group1\ncontrollerDLegerPeers=n0-127.0.0.1:{ctl_port}\n\
+             controllerDLegerSelfId=n0\ncontrollerStorePath={}\n",
+            dir.path().join("store").display()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mqnamesrv"))
+        .arg("-c")
+        .arg(&props)
+        .arg("controller")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], ctl_port));
+    assert!(eventually(WAIT, || std::net::TcpStream::connect(addr).is_ok()), "the controller listens");
+    wait_leader(&mut Client::connect(addr));
+    let ns = SocketAddr::from(([127, 0, 0, 1], ns_port));
+    assert!(std::net::TcpStream::connect(ns).is_err(), "no name server in controller mode");
+    let killed = std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(killed.success());
+    let mut status = None;
+    assert!(eventually(WAIT, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert_eq!(status.unwrap().code(), Some(0));
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(out.contains("The Controller Server boot success. serializeType=JSON"), "{out}");
+    assert!(dir.path().join("store/raft-log").exists(), "its Raft log is under controllerStorePath");
+}
