@@ -52,6 +52,7 @@ pub mod clock;
 pub mod config;
 pub mod controller;
 pub mod controller_node;
+pub mod critical;
 pub mod decoder;
 pub mod feed;
 pub mod handlers;

@@ -154,7 +154,13 @@ fn run_controller(config: &Config, signals: Option<signal_hook::iterator::Signal
         .map_err(namesrv::controller_node::ControllerStartError::from)
         .and_then(|settings| {
             let clock = std::sync::Arc::new(namesrv::clock::SystemClock);
-            namesrv::controller_node::start(settings, config.max_frame_length, clock, Default::default())
+            namesrv::controller_node::start(
+                settings,
+                config.max_frame_length,
+                clock,
+                Default::default(),
+                config.admin_allow_list.clone(),
+            )
         });
     let handle = match started {
         Ok(h) => h,

@@ -193,6 +193,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
                 config.max_frame_length,
                 Arc::clone(&clock),
                 Arc::clone(&metrics.controller),
+                config.admin_allow_list.clone(),
             )?)
         }
         false => None,
@@ -362,23 +363,11 @@ fn start_reactors(built: Vec<Reactor>, pin: bool, threads: &mut Vec<JoinHandle<(
 /// (code 70): answering routes from a snapshot nobody updates any more, while `/health` says ok, is worse than a
 /// restart by the service manager, after which brokers re-register within their 30 s period.
 fn critical(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {
-    let thread = name.clone();
-    std::thread::Builder::new()
-        .name(name)
-        .spawn(move || {
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
-                tracing::error!(
-                    thread,
-                    "thread panicked; exiting so that the service manager restarts the name server"
-                );
-                std::process::exit(EXIT_THREAD_PANICKED);
-            }
-        })
-        .map_err(StartError::Thread)
+    crate::critical::spawn(name, body).map_err(StartError::Thread)
 }
 
 /// The exit code when a critical thread panicked (EX_SOFTWARE).
-pub const EXIT_THREAD_PANICKED: i32 = 70;
+pub const EXIT_THREAD_PANICKED: i32 = crate::critical::EXIT_THREAD_PANICKED;
 
 /// `aclEnable`: the accounts as loaded now, and the thread state that keeps them current.
 type AclParts = (Option<Arc<ArcSwap<crate::acl::Acl>>>, Option<crate::acl_reload::Reloader>);

@@ -467,3 +467,28 @@ fn the_binary_runs_a_stand_alone_controller() {
     assert!(out.contains("The Controller Server boot success. serializeType=JSON"), "{out}");
     assert!(dir.path().join("store/raft-log").exists(), "its Raft log is under controllerStorePath");
 }
+
+#[test]
+fn admin_allow_list_guards_the_controllers_writes_too() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = InProc::start(|c| {
+        controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
+        c.admin_allow_list = namesrv::allow_list::AllowList::parse("10.9.9.9").unwrap();
+    });
+    let mut admin = ctl(&srv);
+    wait_leader(&mut admin);
+    let mut b = FakeBroker::new(srv.controller_addr().unwrap());
+    let next = b.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &b.group(), None);
+    assert_eq!(next.code, ResponseCode::SUCCESS, "reads stay open");
+    let mut apply = b.group();
+    apply.push(("appliedBrokerId", "1".into()));
+    apply.push(("registerCheckCode", "127.0.0.1:1;1".into()));
+    let refused = b.ask(C::CONTROLLER_APPLY_BROKER_ID, &apply, None);
+    assert_eq!(refused.code, ResponseCode::NO_PERMISSION);
+    assert_eq!(
+        refused.remark.as_deref(),
+        Some("[ADMIN_ALLOW_LIST] 127.0.0.1 may not send controller request 1013; allowed: 10.9.9.9/32")
+    );
+    let next = b.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &b.group(), None);
+    assert_eq!(next.ext("nextBrokerId"), Some("1"), "nothing was applied");
+}

@@ -24,6 +24,7 @@ use openraft::{BasicNode, Raft};
 use tokio::sync::oneshot;
 use tracing::{error, info};
 
+use crate::allow_list::AllowList;
 use crate::clock::Clock;
 use crate::controller::raft::{LogStore, LogStoreError, StateMachine, StateMachineError};
 use crate::metrics::ControllerMetrics;
@@ -116,6 +117,7 @@ pub fn start(
     max_frame: usize,
     clock: Arc<dyn Clock>,
     metrics: Arc<ControllerMetrics>,
+    allow_list: AllowList,
 ) -> Result<ControllerHandle, ControllerStartError> {
     let this = settings.this().clone();
     let wanted: SocketAddr = this.addr.parse().map_err(|_| SettingsError::Peer {
@@ -157,17 +159,16 @@ pub fn start(
         }
         Ok::<_, ControllerStartError>(raft)
     })?;
-    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock, metrics));
+    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock, metrics, allow_list));
     let ctx = Arc::new(server::Listener {
         max_frame,
         raft_peers: settings.peers.iter().filter_map(|p| p.addr.parse::<SocketAddr>().ok()).map(|a| a.ip()).collect(),
     });
     let (stop, stopped) = oneshot::channel();
     let thread_node = Arc::clone(&node);
-    let thread = std::thread::Builder::new()
-        .name("controller".into())
-        .spawn(move || runtime.block_on(run(listener, thread_node, ctx, stopped)))
-        .map_err(ControllerStartError::Runtime)?;
+    let thread =
+        crate::critical::spawn("controller".into(), move || runtime.block_on(run(listener, thread_node, ctx, stopped)))
+            .map_err(ControllerStartError::Runtime)?;
     info!(target: "controller", addr = %settings.this().addr, id = %settings.self_name, group = %settings.group,
         peers = settings.peers.len(), store = %settings.store_path.display(), "controller started");
     Ok(ControllerHandle { addr: bound, node, stop: Some(stop), thread: Some(thread) })

@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use super::outbound;
 use super::settings::Settings;
 use super::wire::{self, Metadata, Request};
+use crate::allow_list::AllowList;
 use crate::clock::Clock;
 use crate::controller::heartbeat::{BrokerIdentity, LiveAt};
 use crate::controller::raft::{NodeId, Proposal, TypeConfig};
@@ -52,6 +53,9 @@ pub struct Node {
     validate: tokio::sync::Mutex<()>,
     clock: Arc<dyn Clock>,
     metrics: Arc<ControllerMetrics>,
+    /// `adminAllowList`: the hosts that may change the controller's state (brokers included, as on the name
+    /// server's port).
+    allow_list: AllowList,
 }
 
 impl Node {
@@ -61,6 +65,7 @@ impl Node {
         view: Arc<ArcSwap<ReplicasInfo>>,
         clock: Arc<dyn Clock>,
         metrics: Arc<ControllerMetrics>,
+        allow_list: AllowList,
     ) -> Node {
         metrics.enabled.store(true, Relaxed);
         let id = settings.this().id;
@@ -73,6 +78,7 @@ impl Node {
             validate: tokio::sync::Mutex::new(()),
             clock,
             metrics,
+            allow_list,
         }
     }
 
@@ -111,6 +117,13 @@ impl Node {
     /// Answers one broker or admin request; `None` for one-way requests.
     pub async fn handle(&self, req: &RemotingCommand, conn: ConnId, peer: IpAddr) -> Option<RemotingCommand> {
         let response = match wire::decode(req) {
+            _ if is_write(req.code) && !self.allow_list.allows(peer) => {
+                let remark = format!(
+                    "[ADMIN_ALLOW_LIST] {peer} may not send controller request {}; allowed: {}",
+                    req.code, self.allow_list
+                );
+                RemotingCommand::response_to(req, ResponseCode::NO_PERMISSION, Some(remark))
+            }
             Err(e) => e.reply(req),
             Ok(request) => self.run(req, request, conn).await,
         };
@@ -321,6 +334,22 @@ impl Node {
             }
         }
     }
+}
+
+/// The requests that change the controller's state or the elections' inputs (heartbeats), refused from hosts
+/// outside `adminAllowList`.
+fn is_write(code: i32) -> bool {
+    use crate::protocol::code::ControllerRequestCode as C;
+    matches!(
+        code,
+        C::CONTROLLER_ALTER_SYNC_STATE_SET
+            | C::CONTROLLER_ELECT_MASTER
+            | C::CONTROLLER_REGISTER_BROKER
+            | C::BROKER_HEARTBEAT
+            | C::UPDATE_CONTROLLER_CONFIG
+            | C::CLEAN_BROKER_DATA
+            | C::CONTROLLER_APPLY_BROKER_ID
+    )
 }
 
 /// 1009 UPDATE_CONTROLLER_CONFIG: Java's answers, but nothing an operator set changes (`refuses_update_of`); keys

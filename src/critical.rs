@@ -1,0 +1,18 @@
+//! Threads the service cannot live without (the writer, the decoder, the HTTP and ACL-reload threads, the
+//! controller): a panic that escapes one ends the process with `EXIT_THREAD_PANICKED` instead of leaving a server
+//! that half works, so the service manager restarts it (docs/security.md).
+
+use std::thread::JoinHandle;
+
+/// The exit code when a critical thread panicked (EX_SOFTWARE).
+pub const EXIT_THREAD_PANICKED: i32 = 70;
+
+pub fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> std::io::Result<JoinHandle<()>> {
+    let thread = name.clone();
+    std::thread::Builder::new().name(name).spawn(move || {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
+            tracing::error!(thread, "thread panicked; exiting so that the service manager restarts the server");
+            std::process::exit(EXIT_THREAD_PANICKED);
+        }
+    })
+}
