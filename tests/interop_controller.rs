@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use namesrv::protocol::code::ControllerRequestCode as C;
+use namesrv::protocol::command::RemotingCommand;
 use namesrv::protocol::json::{self, Value};
 use support::broker::{cluster_info, wait_for, Broker};
 use support::client::Client;
@@ -35,16 +36,30 @@ fn members(ns: SocketAddr) -> BTreeMap<i64, String> {
     addrs.iter().filter_map(|(id, a)| Some((id.parse().ok()?, a.as_str()?.into_owned()))).collect()
 }
 
+/// 1004 for `GROUP` from the controller at `ctl`.
+fn replica_info(ctl: SocketAddr) -> Option<RemotingCommand> {
+    let stream = std::net::TcpStream::connect_timeout(&ctl, Duration::from_secs(2)).ok()?;
+    let mut c = Client::from_stream(stream);
+    let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", GROUP);
+    c.try_request(cmd, Duration::from_secs(5)).ok()
+}
+
 /// The SyncStateSet the controller holds for `GROUP` (1004's body), as broker ids.
 fn sync_state_set(ctl: SocketAddr) -> Vec<i64> {
-    let mut c = Client::connect(ctl);
-    let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", GROUP);
-    let Ok(r) = c.try_request(cmd, Duration::from_secs(5)) else { return Vec::new() };
+    let Some(r) = replica_info(ctl) else { return Vec::new() };
     let Ok(v) = json::parse(&r.body) else { return Vec::new() };
     match v.get("syncStateSet") {
         Some(Value::Array(ids)) => ids.iter().filter_map(Value::as_i64).collect(),
         _ => Vec::new(),
     }
+}
+
+/// What a controller node at `ctl` says the leader is (1005's controllerLeaderId), if it answers.
+fn leader_named_by(ctl: SocketAddr) -> Option<String> {
+    let stream = std::net::TcpStream::connect_timeout(&ctl, Duration::from_secs(2)).ok()?;
+    let mut c = Client::from_stream(stream);
+    let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
+    c.try_request(cmd, Duration::from_secs(5)).ok()?.ext("controllerLeaderId").map(str::to_owned)
 }
 
 fn controller_broker(ns: &str, ctl: &str) -> Broker {
@@ -198,4 +213,203 @@ fn java5_brokers_elect_and_fail_over_through_our_controller() {
     assert!(sent.iter().all(|name| name == GROUP), "{sent:?}");
     step(t0, "done");
     b.kill();
+}
+
+/// One of three `mqnamesrv` processes, each a name server and a controller node of one group, that can be killed
+/// (`kill -9`) and started again on the same ports and files.
+struct Node {
+    name: &'static str,
+    ns_port: u16,
+    ctl_port: u16,
+    dir: tempfile::TempDir,
+    child: Option<std::process::Child>,
+}
+
+impl Node {
+    fn ns(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.ns_port))
+    }
+
+    fn ctl(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.ctl_port))
+    }
+
+    fn start(&mut self, peers: &str) {
+        let props = self.dir.path().join("namesrv.properties");
+        let store = self.dir.path().join("controller");
+        std::fs::write(
+            &props,
+            format!(
+                "listenPort={}\nbindAddress=127.0.0.1\nkvConfigPath={}\nenableControllerInNamesrv=true\n\
+                 controllerDLegerGroup=group1\ncontrollerDLegerPeers={peers}\ncontrollerDLegerSelfId={}\n\
+                 controllerStorePath={}\n",
+                self.ns_port,
+                self.dir.path().join("kvConfig.json").display(),
+                self.name,
+                store.display()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.path().join("out.log")).unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_mqnamesrv"))
+            .arg("-c")
+            .arg(&props)
+            .env("HOME", self.dir.path())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let up = support::eventually(Duration::from_secs(30), || std::net::TcpStream::connect(self.ctl()).is_ok());
+        assert!(up, "node {} listens on its controller port", self.name);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn java5_brokers_through_three_controller_nodes_a_leader_loss_and_a_full_restart() {
+    let _serial = serial();
+    let t0 = Instant::now();
+    let names = ["n0", "n1", "n2"];
+    let mut nodes: Vec<Node> = names
+        .iter()
+        .map(|name| Node {
+            name,
+            ns_port: support::free_port(),
+            ctl_port: support::free_port(),
+            dir: tempfile::Builder::new().prefix("ctl-node-").tempdir().unwrap(),
+            child: None,
+        })
+        .collect();
+    let peers: Vec<String> = nodes.iter().map(|n| format!("{}-127.0.0.1:{}", n.name, n.ctl_port)).collect();
+    let peers = peers.join(";");
+    for node in &mut nodes {
+        node.start(&peers);
+    }
+    let nsaddr: Vec<String> = nodes.iter().map(|n| n.ns().to_string()).collect();
+    let nsaddr = nsaddr.join(";");
+    let ctl: Vec<String> = nodes.iter().map(|n| n.ctl().to_string()).collect();
+    let ctl = ctl.join(";");
+    let logs = |nodes: &[Node]| -> String {
+        nodes
+            .iter()
+            .map(|n| format!("--- {} ---\n{}", n.name, support::tail(&n.dir.path().join("out.log"), 30)))
+            .collect()
+    };
+    // The leader all running nodes name (by index).
+    let leader = |nodes: &[Node], running: &[usize]| -> usize {
+        let (found, _) = wait_for(
+            "the running controller nodes to agree on a leader among them",
+            Duration::from_secs(30),
+            || {
+                let named: Vec<Option<String>> = running.iter().map(|i| leader_named_by(nodes[*i].ctl())).collect();
+                let first = named[0].clone()?;
+                let index = names.iter().position(|n| *n == first).filter(|i| running.contains(i))?;
+                named.iter().all(|n| n.as_deref() == Some(first.as_str())).then_some(index)
+            },
+            || logs(nodes),
+        );
+        found
+    };
+    let first_leader = leader(&nodes, &[0, 1, 2]);
+    step(t0, &format!("three controller nodes up, leader {}", names[first_leader]));
+
+    let client = JavaClient::new(JAVA_5X);
+    let admin = MqAdmin::new(JAVA_5X);
+    let mut a = controller_broker(&nsaddr, &ctl);
+    let ns0 = nodes[(first_leader + 1) % 3].ns();
+    wait_for(
+        "A master",
+        Duration::from_secs(60),
+        || members(ns0).get(&0).filter(|x| **x == a.addr_string()).cloned(),
+        || a.log(),
+    );
+    let b = controller_broker(&nsaddr, &ctl);
+    wait_for(
+        "B in the SyncStateSet",
+        Duration::from_secs(90),
+        || (sync_state_set(nodes[first_leader].ctl()).len() == 2).then_some(()),
+        || format!("{}\n{}", b.log(), logs(&nodes)),
+    );
+    admin.ok(&nsaddr, &["updateTopic", "-c", CLUSTER, "-t", TOPIC]);
+    step(t0, "A master, B in sync");
+
+    step(t0, &format!("kill -9 of the controller leader {}", names[first_leader]));
+    nodes[first_leader].kill();
+    let running: Vec<usize> = (0..3).filter(|i| *i != first_leader).collect();
+    let lost = Instant::now();
+    let second_leader = leader(&nodes, &running);
+    step(t0, &format!("new controller leader {} after {:?}", names[second_leader], lost.elapsed()));
+    let survivors: Vec<String> = running.iter().map(|i| nodes[*i].ns().to_string()).collect();
+    let survivors = survivors.join(";");
+    let sent = client.produce(&survivors, TOPIC, 5, "leaderless");
+    assert!(sent.iter().all(|n| n == GROUP), "{sent:?}");
+
+    // The broker master fails after the controller leader did: the new leader replaces it.
+    let b_addr: SocketAddr = b.addr_string().parse().unwrap();
+    wait_for(
+        "B to have copied the topic from A",
+        Duration::from_secs(60),
+        || {
+            let mut c = Client::connect(b_addr);
+            let cmd = c.cmd(21);
+            let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
+            String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")).then_some(())
+        },
+        || b.log(),
+    );
+    a.kill();
+    let killed = Instant::now();
+    let ns_alive = nodes[running[0]].ns();
+    wait_for(
+        "B master after A's kill, with a new controller leader",
+        Duration::from_secs(60),
+        || members(ns_alive).get(&0).filter(|x| **x == b.addr_string()).cloned(),
+        || format!("{}\n{}", b.log(), logs(&nodes)),
+    );
+    step(t0, &format!("FAILOVER under the second leader: B master {:?} after the kill", killed.elapsed()));
+    let sent = client.produce(&survivors, TOPIC, 5, "after-second-failover");
+    assert!(sent.iter().all(|n| n == GROUP), "{sent:?}");
+
+    // Stop every controller (followers first: the last leader standing can no longer commit anything) and start
+    // all three again on the same files.
+    let before = replica_info(nodes[second_leader].ctl()).expect("replica info from the leader");
+    let follower = running.iter().copied().find(|i| *i != second_leader).unwrap();
+    nodes[follower].kill();
+    nodes[second_leader].kill();
+    step(t0, "all controller nodes down; starting all three again");
+    for node in &mut nodes {
+        node.start(&peers);
+    }
+    let third_leader = leader(&nodes, &[0, 1, 2]);
+    let after = replica_info(nodes[third_leader].ctl()).expect("replica info after the restart");
+    assert_eq!(
+        (after.code, after.ext("masterBrokerId"), after.ext("masterEpoch"), &after.body),
+        (before.code, before.ext("masterBrokerId"), before.ext("masterEpoch"), &before.body),
+        "ids, epochs and the SyncStateSet survive a restart of every controller node"
+    );
+    let mut c = Client::connect(nodes[third_leader].ctl());
+    let cmd = c.cmd(C::CONTROLLER_GET_NEXT_BROKER_ID).with_ext("clusterName", CLUSTER).with_ext("brokerName", GROUP);
+    assert_eq!(c.request(cmd).ext("nextBrokerId"), Some("3"), "both ids stay taken");
+    wait_for(
+        "B master in the restarted name servers' route",
+        Duration::from_secs(60),
+        || members(nodes[0].ns()).get(&0).filter(|x| **x == b.addr_string()).cloned(),
+        || format!("{}\n{}", b.log(), logs(&nodes)),
+    );
+    let sent = client.produce(&nsaddr, TOPIC, 5, "after-restart");
+    assert!(sent.iter().all(|n| n == GROUP), "{sent:?}");
+    step(t0, &format!("done: state as before ({:?})", after.ext("masterEpoch")));
 }
