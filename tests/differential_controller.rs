@@ -234,3 +234,114 @@ fn controller_replies_match_the_java_controller() {
     );
     eprintln!("{} controller replies identical to Java 5.5.0's", theirs.len());
 }
+
+/// Three controller nodes of one kind; returns (ports, index of a follower, index of the leader) once every node
+/// names the same leader.
+fn follower_of(ports: &[u16; 3]) -> (usize, usize) {
+    let names = ["n0", "n1", "n2"];
+    let mut found = None;
+    let agreed = eventually(Duration::from_secs(90), || {
+        let named: Vec<Option<String>> = ports
+            .iter()
+            .map(|p| {
+                let addr = SocketAddr::from(([127, 0, 0, 1], *p));
+                let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
+                let mut c = Client::from_stream(stream);
+                let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
+                c.try_request(cmd, Duration::from_secs(2)).ok()?.ext("controllerLeaderId").map(str::to_owned)
+            })
+            .collect();
+        let Some(Some(first)) = named.first() else { return false };
+        let all = named.iter().all(|n| n.as_deref() == Some(first.as_str()));
+        found = names.iter().position(|n| n == first);
+        all && found.is_some()
+    });
+    assert!(agreed, "three controller nodes on {ports:?} agree on a leader");
+    let leader = found.unwrap();
+    ((leader + 1) % 3, leader)
+}
+
+/// A scripted request: what it is, its code, its header fields.
+type Step = (&'static str, i32, Vec<(&'static str, &'static str)>);
+
+/// What a follower answers, with each node's port and the leader's id normalized.
+fn follower_script(ports: &[u16; 3]) -> Vec<(String, Reply)> {
+    let (follower, leader) = follower_of(ports);
+    let addr = SocketAddr::from(([127, 0, 0, 1], ports[follower]));
+    let mut c = Client::connect(addr);
+    let mut out = Vec::new();
+    let group = [("clusterName", "DiffCluster"), ("brokerName", "diff-a")];
+    let steps: [Step; 5] = [
+        ("metadata from a follower", C::CONTROLLER_GET_METADATA_INFO, vec![]),
+        ("next id on a follower", C::CONTROLLER_GET_NEXT_BROKER_ID, group.to_vec()),
+        ("apply id on a follower", C::CONTROLLER_APPLY_BROKER_ID, {
+            let mut v = group.to_vec();
+            v.extend([("appliedBrokerId", "1"), ("registerCheckCode", "10.0.0.1:10911;1")]);
+            v
+        }),
+        ("replica info on a follower", C::CONTROLLER_GET_REPLICA_INFO, vec![("brokerName", "diff-a")]),
+        ("elect on a follower", C::CONTROLLER_ELECT_MASTER, {
+            let mut v = group.to_vec();
+            v.push(("brokerId", "1"));
+            v
+        }),
+    ];
+    for (what, code, ext) in steps {
+        let cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
+        let mut r = normalize(&c.request(cmd), ports[leader]);
+        for (i, port) in ports.iter().enumerate() {
+            let ctl = format!("<ctl{i}>");
+            r.ext.values_mut().for_each(|v| *v = v.replace(&port.to_string(), &ctl));
+        }
+        let leader_name = ["n0", "n1", "n2"][leader];
+        if let Some(id) = r.ext.get_mut("controllerLeaderId") {
+            *id = id.replace(leader_name, "<leader>");
+        }
+        out.push((what.to_string(), r));
+    }
+    out
+}
+
+#[test]
+fn followers_refuse_like_java_followers() {
+    let _serial = serial();
+    let stores: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let peers_of =
+        |ports: &[u16; 3]| format!("n0-127.0.0.1:{};n1-127.0.0.1:{};n2-127.0.0.1:{}", ports[0], ports[1], ports[2]);
+    let keys = |ports: &[u16; 3], me: usize, store: &std::path::Path| -> Vec<(&'static str, String)> {
+        let mut k = controller_keys(ports[me], store);
+        k.retain(|(key, _)| *key != "controllerDLegerPeers" && *key != "controllerDLegerSelfId");
+        k.push(("controllerDLegerPeers", peers_of(ports)));
+        k.push(("controllerDLegerSelfId", format!("n{me}")));
+        k
+    };
+    let refs = |k: &[(&'static str, String)]| k.iter().map(|(a, b)| (*a, b.clone())).collect::<Vec<_>>();
+
+    let java_ports = [support::free_port(), support::free_port(), support::free_port()];
+    let java: Vec<JavaNamesrv> = (0..3)
+        .map(|i| {
+            let k = refs(&keys(&java_ports, i, stores[i].path()));
+            JavaNamesrv::start_with(JAVA_5X, &k.iter().map(|(a, b)| (*a, b.as_str())).collect::<Vec<_>>())
+        })
+        .collect();
+    let theirs = follower_script(&java_ports);
+    drop(java);
+
+    let stores: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let our_ports = [support::free_port(), support::free_port(), support::free_port()];
+    let ours_ns: Vec<OurNamesrv> = (0..3)
+        .map(|i| {
+            let k = refs(&keys(&our_ports, i, stores[i].path()));
+            OurNamesrv::start_with(&k.iter().map(|(a, b)| (*a, b.as_str())).collect::<Vec<_>>())
+        })
+        .collect();
+    let ours = follower_script(&our_ports);
+    let differences: Vec<String> = theirs
+        .iter()
+        .zip(&ours)
+        .filter(|((_, j), (_, o))| j != o)
+        .map(|((step, j), (_, o))| format!("{step}:\n  java: {j:?}\n  ours: {o:?}"))
+        .collect();
+    assert!(differences.is_empty(), "{}\n{}", differences.join("\n"), ours_ns[0].log());
+    eprintln!("{} follower replies identical to a Java 5.5.0 follower's", theirs.len());
+}
