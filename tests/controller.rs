@@ -492,3 +492,33 @@ fn admin_allow_list_guards_the_controllers_writes_too() {
     let next = b.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &b.group(), None);
     assert_eq!(next.ext("nextBrokerId"), Some("1"), "nothing was applied");
 }
+
+/// A master that hangs without closing its connection is replaced once its heartbeats time out
+/// (`scanNotActiveBrokerInterval`), as Java's `DefaultBrokerHeartbeatManager` scan does.
+#[test]
+fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
+    let store = tempfile::tempdir().unwrap();
+    let srv = single(store.path());
+    let ctl_addr = srv.controller_addr().unwrap();
+    wait_leader(&mut ctl(&srv));
+    let mut a = FakeBroker::new(ctl_addr);
+    a.register();
+    assert_eq!(a.elect().code, ResponseCode::SUCCESS);
+    a.role_change();
+    let mut b = FakeBroker::new(ctl_addr);
+    b.register();
+    let ext = vec![("brokerName", "broker-a".to_string()), ("masterBrokerId", "1".into()), ("masterEpoch", "1".into())];
+    let body = r#"{"syncStateSet":[1,2],"syncStateSetEpoch":1}"#;
+    assert_eq!(a.ask(C::CONTROLLER_ALTER_SYNC_STATE_SET, &ext, Some(body)).code, ResponseCode::SUCCESS);
+
+    // 9 s pass: both heartbeat timeouts (10 s) still hold. Then B heartbeats and 2 more seconds pass: only A is
+    // past its timeout.
+    srv.clock.advance_ms(9_000);
+    b.heartbeat(5);
+    srv.clock.advance_ms(2_000);
+    let note = b.role_change();
+    assert_eq!((note.ext("masterBrokerId"), note.ext("masterEpoch")), (Some("2"), Some("2")));
+    let info = b.replica_info();
+    assert_eq!((info.ext("masterBrokerId"), info.ext("masterEpoch")), (Some("2"), Some("2")));
+    drop(a);
+}
