@@ -498,7 +498,12 @@ fn admin_allow_list_guards_the_controllers_writes_too() {
 #[test]
 fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
     let store = tempfile::tempdir().unwrap();
-    let srv = single(store.path());
+    // The leader's inactive-master scan would find it too, later: an hour apart here, so only the heartbeat scan
+    // (every 10 ms in these tests) can.
+    let srv = InProc::start(|c| {
+        controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
+        c.extra.insert("scanInactiveMasterInterval".into(), "3600000".into());
+    });
     let ctl_addr = srv.controller_addr().unwrap();
     wait_leader(&mut ctl(&srv));
     let mut a = FakeBroker::new(ctl_addr);
