@@ -52,7 +52,8 @@ struct Args {
 enum Command {
     /// Query and change a running name server: route, cluster, topics, kv, config, diff, and mqadmin's commands
     /// (topicRoute, clusterList, topicList, getNamesrvConfig, updateNamesrvConfig, updateKvConfig, getKvConfig,
-    /// deleteKvConfig, wipeWritePerm, addWritePerm, deleteTopic). `mqnamesrv admin --help` lists them all.
+    /// deleteKvConfig, wipeWritePerm, addWritePerm, deleteTopic); and a controller (-a): getControllerMetaData,
+    /// getSyncStateSet, electMaster, cleanBrokerMetadata. `mqnamesrv admin --help` lists them all.
     Admin(namesrv::cli::AdminArgs),
     /// Run only the controller (RIP-44), as Java's `mqcontroller` (ControllerStartup) does: the controller keys of
     /// the -c file (controllerDLegerGroup, controllerDLegerPeers, controllerDLegerSelfId, controllerStorePath, …),
@@ -68,7 +69,8 @@ fn main() -> ExitCode {
         let _ = tikv_jemalloc_ctl::max_background_threads::write(1);
         let _ = tikv_jemalloc_ctl::background_thread::write(true);
     }
-    let args = Args::parse();
+    // mqadmin's two-letter `-bn` (electMaster, cleanBrokerMetadata) is rewritten to `--brokerName` first.
+    let args = Args::parse_from(namesrv::cli::mqadmin_argv(std::env::args_os()));
     if let Some(Command::Admin(mut admin)) = args.command {
         // `mqnamesrv -n host:port admin …` (the flag before the subcommand, as mqadmin users type it) counts too.
         if admin.namesrv.is_empty() {

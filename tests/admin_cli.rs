@@ -85,6 +85,13 @@ impl Run {
         assert_eq!(self.code, 0, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         self
     }
+
+    /// Its stderr, after checking the exit code.
+    #[track_caller]
+    fn fails(self, code: i32) -> String {
+        assert_eq!(self.code, code, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self.stderr
+    }
 }
 
 fn admin(args: &[&str]) -> Run {
@@ -453,6 +460,77 @@ fn mqadmin_habits_for_the_address_and_the_topic() {
     assert_eq!(run(&["admin", "topicRoute", "-t", "TopicTest", "-n", &a], Some("127.0.0.1:1")), expected, "-n wins");
     let refused = admin(&["-n", &a, "topicRoute", "-t", "A", "B"]);
     assert_eq!(refused.code, 2, "a topic and -t together: {}", refused.stderr);
+}
+
+/// The controller commands against a one-node controller: a group whose master is broker 1 with broker 2 in its
+/// SyncStateSet; metadata, the SyncStateSet, a designated election of broker 2, refusals, and metadata cleaning.
+#[test]
+fn controller_commands_with_mqadmin_names_and_flags() {
+    use support::controller::{controller_addr, single_leader, ControllerBroker};
+    let store = tempfile::tempdir().unwrap();
+    let srv = single_leader(store.path());
+    let ctl = controller_addr(&srv);
+    let c = ctl.to_string();
+    let (mut a, mut b) = (ControllerBroker::new(ctl, "broker-a"), ControllerBroker::new(ctl, "broker-a"));
+    a.register();
+    assert_eq!(a.elect().code, ResponseCode::SUCCESS);
+    b.register();
+    assert_eq!(a.alter_sync_state_set(1, &[1, 2], 1).code, ResponseCode::SUCCESS);
+
+    let meta = squeeze(&admin(&["getControllerMetaData", "-a", &c]).ok().stdout);
+    assert!(meta.contains("CONTROLLER GROUP LEADER ID LEADER ADDRESS IS LEADER"), "{meta}");
+    assert!(meta.contains(&format!("{c} group1 n0 {c} true")), "{meta}");
+    assert!(meta.contains(&format!("Peers\nPEER ADDRESS\nn0 {c}")), "{meta}");
+    let v = admin(&["--json", "controller-meta", "-a", &c]).ok().json();
+    assert_eq!(v["controllers"][0]["controllerLeaderAddress"], c.as_str());
+    assert_eq!(
+        (&v["controllers"][0]["isLeader"], &v["controllers"][0]["peers"][0]["id"]),
+        (&Value::Bool(true), &"n0".into())
+    );
+
+    // Any reachable address of -a leads to the leader.
+    let both = format!("127.0.0.1:{};{c}", support::free_port());
+    let sync = squeeze(&admin(&["getSyncStateSet", "-a", &both, "-b", "broker-a"]).ok().stdout);
+    assert!(sync.contains(&format!("broker-a 1 {} 1 2", a.addr())), "{sync}");
+    assert!(sync.contains(&format!("broker-a 1 {} true true", a.addr())), "{sync}");
+    assert!(sync.contains(&format!("broker-a 2 {} true true", b.addr())), "{sync}");
+
+    let elect = ["electMaster", "-a", &c, "-b", "2", "-bn", "broker-a", "-c", "DefaultCluster"];
+    let master = format!("broker 2 at {}, master epoch 2, SyncStateSet epoch 3, SyncStateSet [2]", b.addr());
+    assert_eq!(admin(&elect).ok().stdout, format!("Master of broker-a (DefaultCluster): {master}\n"));
+    assert!(admin(&elect).ok().stdout.ends_with("(already the master)\n"), "electing the master again is no error");
+    let v = admin(&["--json", "sync-state-set", "-a", &c, "-b", "broker-a"]).ok().json();
+    let group = &v["replicasInfoTable"]["broker-a"];
+    assert_eq!((group["masterBrokerId"].as_i64(), group["masterEpoch"].as_i64()), (Some(2), Some(2)));
+    assert_eq!(group["masterAddress"], b.addr().as_str());
+    assert_eq!(group["notInSyncReplicas"][0]["brokerId"], 1);
+
+    // Refusals: the controller's code and remark, exit 1.
+    let err = admin(&["electMaster", "-a", &c, "-b", "1", "-bn", "broker-x", "-c", "DefaultCluster"]).fails(1);
+    let refused = format!("mqnamesrv admin: controller {c} answered CONTROLLER_BROKER_NEED_TO_BE_REGISTERED (2010)");
+    assert!(err.starts_with(&refused), "{err}");
+    let run = admin(&["getSyncStateSet", "-a", &c, "-b", "broker-x"]);
+    assert_eq!((run.code, run.stdout.as_str()), (1, "Broker group broker-x is unknown to the controller.\n"));
+    let clean = ["cleanBrokerMetadata", "-a", &c, "-bn", "broker-a", "-c", "DefaultCluster", "-b", "1"];
+    let err = admin(&clean).fails(1);
+    assert!(
+        err.contains("CONTROLLER_INVALID_CLEAN_BROKER_METADATA (2009): Broker [broker-a,  1] is still alive"),
+        "{err}"
+    );
+    // Broker 1 goes away: its id alone is cleaned. With -l the controller cleans the whole group (as Java's does).
+    drop(a);
+    let wait = std::time::Duration::from_secs(15);
+    assert!(support::eventually(wait, || admin(&clean).code == 0), "{}", admin(&clean).stderr);
+    let v = admin(&["--json", "getSyncStateSet", "-a", &c, "-b", "broker-a"]).ok().json();
+    assert_eq!(v["replicasInfoTable"]["broker-a"]["notInSyncReplicas"], serde_json::json!([]), "{v}");
+    let living = ["cleanBrokerMetadata", "-a", &c, "--bn", "broker-a", "-l"];
+    assert_eq!(admin(&living).ok().stdout, "clear broker broker-a metadata from controller success! \n");
+    assert_eq!(admin(&["getSyncStateSet", "-a", &c, "-b", "broker-a"]).code, 1);
+
+    let down = format!("127.0.0.1:{}", support::free_port());
+    let err = admin(&["controller-meta", "-a", &down]).fails(2);
+    assert!(err.starts_with(&format!("mqnamesrv admin: cannot connect to controller {down}: ")), "{err}");
+    assert_ne!(admin(&["electMaster", "-a", &c, "-bn", "broker-a"]).code, 0, "-b and -c are required");
 }
 
 /// Needs Java 17+ and Maven (`--features peers`).

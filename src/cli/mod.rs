@@ -5,16 +5,18 @@
 //! - `decode`: response bodies → `model` types.
 //! - `table`: human-readable tables; `--json` prints JSON instead.
 //! - one file per command group: `route` (route, topics), `cluster`, `kv`, `config`, `diff`, `perm` (write
-//!   permission, topic deletion). mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k
-//!   -v`, `wipeWritePerm -b`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
+//!   permission, topic deletion), `controller` (RIP-44 controller commands, sent to a controller's `-a` instead).
+//!   mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k -v`, `wipeWritePerm -b`,
+//!   `electMaster -bn`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
 //!
 //! Exit codes: 0 success (for `diff`: identical), 1 an error answered by a server (its code and remark are printed),
-//! a missing topic or KV entry, or `diff` found differences, 2 a server that cannot be reached or does not answer,
+//! a missing topic, KV entry or controller broker group, or `diff` found differences, 2 a server that cannot be reached or does not answer,
 //! or bad arguments.
 
 mod client;
 mod cluster;
 mod config;
+mod controller;
 mod decode;
 mod diff;
 mod kv;
@@ -30,6 +32,7 @@ use clap::{Args, Subcommand};
 use crate::model::{BrokerData, QueueData};
 use crate::protocol::{RemotingCommand, ResponseCode};
 use client::Client;
+pub use controller::mqadmin_argv;
 
 /// Where `-n` points when it is not given (the Java default).
 pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
@@ -148,6 +151,20 @@ pub enum AdminCommand {
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
     },
+    /// A controller's group, its leader (id, address), whether this node leads, and its peers (1005).
+    #[command(name = "controller-meta", visible_alias = "getControllerMetaData")]
+    ControllerMeta(controller::MetaArgs),
+    /// Per broker group: the master (id, address, epoch), the SyncStateSet epoch, and the replicas in and out of
+    /// the SyncStateSet with their liveness (1006, asked of the controller leader).
+    #[command(name = "sync-state-set", visible_alias = "getSyncStateSet")]
+    SyncStateSet(controller::SyncStateArgs),
+    /// Make a designated broker the master of its group (1002 to the controller leader); prints the new master (a
+    /// broker that already is the master is no error).
+    #[command(name = "elect-master", visible_alias = "electMaster")]
+    ElectMaster(controller::ElectArgs),
+    /// Remove brokers (or a master-less group) from the controller's metadata (1011 to the controller leader).
+    #[command(name = "clean-broker-metadata", visible_alias = "cleanBrokerMetadata")]
+    CleanBrokerMetadata(controller::CleanArgs),
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -189,6 +206,8 @@ pub enum CliError {
     BadBody { addr: String, reason: String },
     /// Arguments that clap cannot check.
     Usage(String),
+    /// An error from a controller rather than a name server (the same kinds, named so).
+    Controller(Box<CliError>),
 }
 
 impl CliError {
@@ -196,17 +215,21 @@ impl CliError {
         match self {
             CliError::Server { .. } | CliError::TopicNotExist { .. } | CliError::BadBody { .. } => 1,
             CliError::Unreachable { .. } | CliError::Io { .. } | CliError::Usage(_) => 2,
+            CliError::Controller(e) => e.exit_code(),
         }
     }
-}
 
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    /// `e`, said of a controller.
+    fn controller(e: CliError) -> CliError {
+        CliError::Controller(Box::new(e))
+    }
+
+    fn describe(&self, f: &mut std::fmt::Formatter<'_>, server: &str) -> std::fmt::Result {
         match self {
-            CliError::Unreachable { addr, reason } => write!(f, "cannot connect to name server {addr}: {reason}"),
-            CliError::Io { addr, reason } => write!(f, "name server {addr}: {reason}"),
+            CliError::Unreachable { addr, reason } => write!(f, "cannot connect to {server} {addr}: {reason}"),
+            CliError::Io { addr, reason } => write!(f, "{server} {addr}: {reason}"),
             CliError::Server { addr, code, remark } => {
-                write!(f, "name server {addr} answered {} ({code})", code_name(*code))?;
+                write!(f, "{server} {addr} answered {} ({code})", code_name(*code))?;
                 match remark {
                     Some(r) if !r.is_empty() => write!(f, ": {}", first_line(r)),
                     _ => Ok(()),
@@ -215,9 +238,16 @@ impl std::fmt::Display for CliError {
             CliError::TopicNotExist { addr, topic } => {
                 write!(f, "topic {topic:?} does not exist on name server {addr} (TOPIC_NOT_EXIST, 17)")
             }
-            CliError::BadBody { addr, reason } => write!(f, "name server {addr}: {reason}"),
+            CliError::BadBody { addr, reason } => write!(f, "{server} {addr}: {reason}"),
             CliError::Usage(msg) => f.write_str(msg),
+            CliError::Controller(e) => e.describe(f, "controller"),
         }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.describe(f, "name server")
     }
 }
 
@@ -228,7 +258,7 @@ fn first_line(s: &str) -> &str {
 
 /// The Java name of a response code, or "error".
 pub fn code_name(code: i32) -> &'static str {
-    crate::protocol::code::response_name(code)
+    controller::response_name(code).unwrap_or_else(|| crate::protocol::code::response_name(code))
 }
 
 /// What a command prints on stdout and the exit code it ends with.
@@ -414,6 +444,12 @@ pub fn run(args: AdminArgs) -> ExitCode {
         }
         AdminCommand::DeleteKvConfig { namespace, key } => {
             kv::run(&ctx, &KvCommand::Delete { namespace: namespace.clone(), key: key.clone() })
+        }
+        AdminCommand::ControllerMeta(a) => controller::meta(&ctx, a).map_err(CliError::controller),
+        AdminCommand::SyncStateSet(a) => controller::sync_state_set(&ctx, a).map_err(CliError::controller),
+        AdminCommand::ElectMaster(a) => controller::elect_master(&ctx, a).map_err(CliError::controller),
+        AdminCommand::CleanBrokerMetadata(a) => {
+            controller::clean_broker_metadata(&ctx, a).map_err(CliError::controller)
         }
     };
     match result {

@@ -1,7 +1,8 @@
 //! Helpers for integration tests that talk to real servers over TCP: the Java name server (`java`), our
 //! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and a TLS one (`tls`), reply normalisation
 //! (`normalize`) and the Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its
-//! recordings (`recorder`, `replay`), and the real peers (`broker`, `mqadmin`, `gopeer`, `native`).
+//! recordings (`recorder`, `replay`), a controller node with brokers that drive it (`controller`), and the real peers
+//! (`broker`, `mqadmin`, `gopeer`, `native`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
@@ -9,6 +10,7 @@
 
 pub mod broker;
 pub mod client;
+pub mod controller;
 pub mod differ;
 pub mod gopeer;
 pub mod inproc;

@@ -1,0 +1,120 @@
+//! A one-node controller in a name server, and brokers that drive it as a Java 5.x broker in controller mode does
+//! (1012 → 1013 → 1003 → 904, then 1002 and 1001), for tests that need a group with a master.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::time::Duration;
+
+use namesrv::config::Config;
+use namesrv::protocol::code::ControllerRequestCode as C;
+use namesrv::protocol::command::RemotingCommand;
+use namesrv::protocol::ResponseCode;
+
+use super::client::Client;
+use super::inproc::InProc;
+
+/// The controller keys of a node `me` of `peers` (`n0-127.0.0.1:0;…`), group `group1`, its files in `store`.
+pub fn controller_keys(c: &mut Config, peers: &str, me: &str, store: &Path) {
+    c.enable_controller_in_namesrv = true;
+    c.extra.insert("controllerDLegerGroup".into(), "group1".into());
+    c.extra.insert("controllerDLegerPeers".into(), peers.into());
+    c.extra.insert("controllerDLegerSelfId".into(), me.into());
+    c.extra.insert("controllerStorePath".into(), store.to_string_lossy().into_owned());
+}
+
+/// One name server with a one-node controller on a free port, once that node leads.
+pub fn single_leader(store: &Path) -> InProc {
+    let srv = InProc::start(|c| controller_keys(c, "n0-127.0.0.1:0", "n0", store));
+    let mut c = Client::connect(controller_addr(&srv));
+    let leads = super::eventually(Duration::from_secs(15), || {
+        let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
+        c.request(cmd).ext("isLeader") == Some("true")
+    });
+    assert!(leads, "the controller node became leader");
+    srv
+}
+
+/// The controller's address on 127.0.0.1.
+pub fn controller_addr(srv: &InProc) -> SocketAddr {
+    let port = srv.controller_addr().expect("the controller runs").port();
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// A broker as the controller sees it: a connection (closing it counts as the broker going away), and a listening
+/// address where 1008 arrives (never read here).
+pub struct ControllerBroker {
+    pub name: &'static str,
+    pub id: i64,
+    conn: Client,
+    listener: TcpListener,
+}
+
+impl ControllerBroker {
+    pub fn new(controller: SocketAddr, name: &'static str) -> ControllerBroker {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        ControllerBroker { name, id: 0, conn: Client::connect(controller), listener }
+    }
+
+    pub fn addr(&self) -> String {
+        self.listener.local_addr().unwrap().to_string()
+    }
+
+    pub fn ask(&mut self, code: i32, ext: &[(&str, String)], body: Option<&str>) -> RemotingCommand {
+        let mut cmd = self.conn.cmd(code);
+        for (k, v) in ext {
+            cmd = cmd.with_ext(k, v.clone());
+        }
+        if let Some(body) = body {
+            cmd = cmd.with_body(body.as_bytes().to_vec());
+        }
+        self.conn.request(cmd)
+    }
+
+    fn with_id(&self, more: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+        let mut ext = vec![("clusterName", "DefaultCluster".to_string()), ("brokerName", self.name.into())];
+        if self.id > 0 {
+            ext.push(("brokerId", self.id.to_string()));
+        }
+        ext.extend(more.iter().cloned());
+        ext
+    }
+
+    /// 1012, 1013, 1003 and a 904 heartbeat: what a fresh broker does before it asks for an election.
+    pub fn register(&mut self) {
+        let next = self.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &self.with_id(&[]), None);
+        assert_eq!(next.code, ResponseCode::SUCCESS, "{next:?}");
+        self.id = next.ext_i64("nextBrokerId").expect("nextBrokerId");
+        let check = format!("{};1700000000000", self.addr());
+        let apply = self.with_id(&[("appliedBrokerId", self.id.to_string()), ("registerCheckCode", check)]);
+        let applied = self.ask(C::CONTROLLER_APPLY_BROKER_ID, &apply, None);
+        assert_eq!(applied.code, ResponseCode::SUCCESS, "{applied:?}");
+        let registered =
+            self.ask(C::CONTROLLER_REGISTER_BROKER, &self.with_id(&[("brokerAddress", self.addr())]), None);
+        assert_eq!(registered.code, ResponseCode::SUCCESS, "{registered:?}");
+        let heartbeat = self.with_id(&[
+            ("brokerAddr", self.addr()),
+            ("epoch", "0".into()),
+            ("maxOffset", "0".into()),
+            ("heartbeatTimeoutMills", "10000".into()),
+        ]);
+        let beat = self.ask(C::BROKER_HEARTBEAT, &heartbeat, None);
+        assert_eq!(beat.code, ResponseCode::SUCCESS, "{beat:?}");
+    }
+
+    /// 1002 for itself.
+    pub fn elect(&mut self) -> RemotingCommand {
+        self.ask(C::CONTROLLER_ELECT_MASTER, &self.with_id(&[]), None)
+    }
+
+    /// 1001 from this broker as master `epoch`: the SyncStateSet becomes `ids`, fenced by `sync_epoch`.
+    pub fn alter_sync_state_set(&mut self, epoch: i32, ids: &[i64], sync_epoch: i32) -> RemotingCommand {
+        let ext = [
+            ("brokerName", self.name.to_string()),
+            ("masterBrokerId", self.id.to_string()),
+            ("masterEpoch", epoch.to_string()),
+        ];
+        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+        let body = format!(r#"{{"syncStateSet":[{}],"syncStateSetEpoch":{sync_epoch}}}"#, ids.join(","));
+        self.ask(C::CONTROLLER_ALTER_SYNC_STATE_SET, &ext, Some(&body))
+    }
+}
