@@ -418,6 +418,7 @@ fn metrics_show_the_role_the_live_brokers_and_the_elections() {
         "namesrv_controller_is_leader 1\n",
         "namesrv_controller_leader_id 0\n",
         "namesrv_controller_groups 1\n",
+        "namesrv_controller_group_alive_brokers{group=\"broker-a\"} 1\n",
         "namesrv_controller_elections_total{result=\"new_master_elected\"} 1\n",
         "namesrv_controller_elections_total{result=\"keep_current_master\"} 1\n",
     ] {

@@ -72,6 +72,17 @@ impl HeartbeatTable {
         self.live.len()
     }
 
+    /// brokerName → how many of its brokers are alive at `now_ms` (for `/metrics`).
+    pub fn alive_by_group(&self, now_ms: i64) -> std::collections::BTreeMap<String, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        for (id, info) in &self.live {
+            if info.is_alive(now_ms) {
+                *out.entry(id.broker_name.clone()).or_insert(0) += 1;
+            }
+        }
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.live.is_empty()
     }

@@ -97,7 +97,12 @@ impl Node {
         m.term.store(term, Relaxed);
         m.leader.store(leader.map_or(-1, |id| id as i64), Relaxed);
         m.is_leader.store(leader == Some(self.id), Relaxed);
-        m.alive_brokers.store(self.heartbeats().len() as u64, Relaxed);
+        let by_group = {
+            let table = self.heartbeats();
+            m.alive_brokers.store(table.len() as u64, Relaxed);
+            table.alive_by_group(self.clock.now_ms())
+        };
+        *m.alive_by_group.lock().unwrap_or_else(|p| p.into_inner()) = by_group;
         m.groups.store(self.view.load().broker_names().count() as u64, Relaxed);
     }
 

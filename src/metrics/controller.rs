@@ -2,9 +2,11 @@
 //! `/metrics` only while a controller runs. Java's controller exports the same facts (role, active brokers,
 //! requests, elections by result) through OpenTelemetry.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
+use std::sync::Mutex;
 
 use super::{header, metric};
 
@@ -20,6 +22,8 @@ pub struct ControllerMetrics {
     pub leader: AtomicI64,
     /// Brokers in this node's live table (heartbeats are per node).
     pub alive_brokers: AtomicU64,
+    /// The same, by broker group (brokerName); replaced whole at each refresh.
+    pub alive_by_group: Mutex<BTreeMap<String, u64>>,
     /// Broker groups in the replicated state.
     pub groups: AtomicU64,
     pub requests: AtomicU64,
@@ -51,6 +55,10 @@ pub(super) fn render(o: &mut String, c: &ControllerMetrics) {
     metric(o, "namesrv_controller_leader_id", "gauge", "The Raft leader's node id (-1: none known).", id);
     let alive = c.alive_brokers.load(Relaxed);
     metric(o, "namesrv_controller_alive_brokers", "gauge", "Brokers heartbeating this controller node.", alive);
+    header(o, "namesrv_controller_group_alive_brokers", "gauge", "Brokers heartbeating this node, by broker group.");
+    for (group, n) in c.alive_by_group.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        let _ = writeln!(o, "namesrv_controller_group_alive_brokers{{group=\"{}\"}} {n}", label(group));
+    }
     metric(o, "namesrv_controller_groups", "gauge", "Broker groups the controller knows.", c.groups.load(Relaxed));
     let requests = c.requests.load(Relaxed);
     metric(o, "namesrv_controller_requests_total", "counter", "Controller requests answered.", requests);
@@ -59,5 +67,18 @@ pub(super) fn render(o: &mut String, c: &ControllerMetrics) {
     header(o, "namesrv_controller_elections_total", "counter", "Master elections run, by result.");
     for (result, n) in ELECTION_RESULTS.iter().zip(&c.elections) {
         let _ = writeln!(o, "namesrv_controller_elections_total{{result=\"{result}\"}} {}", n.load(Relaxed));
+    }
+}
+
+/// A label value with Prometheus's escapes (group names are the brokers' input).
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn group_names_cannot_break_out_of_their_label() {
+        assert_eq!(super::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 }
