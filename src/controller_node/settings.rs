@@ -19,6 +19,7 @@ pub const KEYS: &[&str] = &[
     "electMasterMaxRetryCount",
     "enableElectUncleanMaster",
     "processReadEvent",
+    "isProcessReadEvent",
     "scanInactiveMasterInterval",
     "notifyBrokerRoleChanged",
     "mappedFileSize",
@@ -64,7 +65,28 @@ pub struct Settings {
     pub elect_master_max_retry_count: u32,
     pub enable_elect_unclean_master: bool,
     pub notify_broker_role_changed: bool,
+    /// The Java knobs we accept without a meaning here (thread pools, DLedger's file size, metrics exporters), as the
+    /// file set them: 1010 shows them as Java would.
+    pub inert: BTreeMap<String, String>,
 }
+
+/// Java `ControllerConfig` defaults of the keys that have no meaning here, for 1010.
+const INERT_DEFAULTS: &[(&str, &str)] = &[
+    ("controllerRequestThreadPoolQueueCapacity", "50000"),
+    ("controllerThreadPoolNums", "16"),
+    ("isProcessReadEvent", "false"),
+    ("mappedFileSize", "1073741824"),
+    ("metricGrpcExporterIntervalInMills", "60000"),
+    ("metricGrpcExporterTimeOutInMills", "3000"),
+    ("metricLoggingExporterIntervalInMills", "10000"),
+    ("metricsExporterType", "DISABLE"),
+    ("metricsGrpcExporterHeader", ""),
+    ("metricsGrpcExporterTarget", ""),
+    ("metricsInDelta", "false"),
+    ("metricsLabel", ""),
+    ("metricsPromExporterHost", ""),
+    ("metricsPromExporterPort", "5557"),
+];
 
 /// Why the controller settings cannot start a controller.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -115,6 +137,13 @@ impl Settings {
                 .clamp(1, 100) as u32,
             enable_elect_unclean_master: flag(get("enableElectUncleanMaster"), false),
             notify_broker_role_changed: flag(get("notifyBrokerRoleChanged"), true),
+            inert: INERT_DEFAULTS
+                .iter()
+                .map(|(k, default)| {
+                    let key = if *k == "isProcessReadEvent" { "processReadEvent" } else { k };
+                    (k.to_string(), keys.get(key).or(keys.get(*k)).map_or(*default, |v| v.trim()).to_string())
+                })
+                .collect(),
         })
     }
 
@@ -127,10 +156,14 @@ impl Settings {
         self.peers.iter().find(|p| p.id == id)
     }
 
-    /// 1010's answer: the keys this controller honours with the values it runs with, sorted by key.
+    /// 1010's answer, sorted by key: Java `ControllerConfig`'s keys — those we honour with the values we run with,
+    /// the others as the file set them or Java's defaults — and the controller's `listenPort`.
     pub fn properties(&self) -> Vec<(String, String)> {
         let peers: Vec<String> = self.peers.iter().map(|p| format!("{}-{}", p.name, p.addr)).collect();
+        let port = self.this().addr.rsplit(':').next().unwrap_or_default().to_string();
         let mut out = vec![
+            ("configBlackList".to_string(), "configBlackList;configStorePath".to_string()),
+            ("listenPort".into(), port),
             ("controllerType".to_string(), "DLedger".to_string()),
             ("controllerDLegerGroup".into(), self.group.clone()),
             ("controllerDLegerPeers".into(), peers.join(";")),
@@ -142,6 +175,7 @@ impl Settings {
             ("enableElectUncleanMaster".into(), self.enable_elect_unclean_master.to_string()),
             ("notifyBrokerRoleChanged".into(), self.notify_broker_role_changed.to_string()),
         ];
+        out.extend(self.inert.iter().map(|(k, v)| (k.clone(), v.clone())));
         out.sort();
         out
     }
@@ -219,6 +253,21 @@ mod tests {
         assert_eq!(s.peers_text(), "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:127.0.0.1:9858;");
         assert_eq!((s.elect_master_max_retry_count, s.scan_inactive_master_interval_ms), (3, 5000));
         assert!(s.notify_broker_role_changed && !s.enable_elect_unclean_master);
+    }
+
+    #[test]
+    fn get_config_lists_javas_keys_with_what_the_file_set() {
+        let mut file = three();
+        file.insert("mappedFileSize".into(), "10485760".into());
+        file.insert("processReadEvent".into(), "true".into());
+        let props: BTreeMap<String, String> =
+            Settings::from_keys(&file, 5000).unwrap().properties().into_iter().collect();
+        assert_eq!(props["mappedFileSize"], "10485760");
+        assert_eq!(props["isProcessReadEvent"], "true");
+        assert_eq!(props["controllerThreadPoolNums"], "16", "Java's default");
+        assert_eq!(props["listenPort"], "9868", "this node's port");
+        assert_eq!(props["controllerDLegerPeers"], "n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858");
+        assert_eq!(props.len(), 26, "ControllerConfig's keys but jraftConfig, rocketmqHome and configStorePath");
     }
 
     #[test]
