@@ -6,26 +6,18 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use namesrv::config::Config;
 use namesrv::protocol::code::{ControllerRequestCode as C, ControllerResponseCode as CR};
 use namesrv::protocol::command::RemotingCommand;
 use namesrv::protocol::ResponseCode;
 use support::client::Client;
+use support::controller::{controller_keys, ControllerBroker as FakeBroker};
 use support::inproc::InProc;
 use support::{eventually, free_port};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-fn controller_keys(c: &mut Config, peers: &str, me: &str, store: &std::path::Path) {
-    c.enable_controller_in_namesrv = true;
-    c.extra.insert("controllerDLegerGroup".into(), "group1".into());
-    c.extra.insert("controllerDLegerPeers".into(), peers.into());
-    c.extra.insert("controllerDLegerSelfId".into(), me.into());
-    c.extra.insert("controllerStorePath".into(), store.to_string_lossy().into_owned());
-}
 
 /// One name server with a one-node controller on a free port.
 fn single(store: &std::path::Path) -> InProc {
@@ -45,95 +37,6 @@ fn wait_leader(c: &mut Client) {
     assert!(eventually(WAIT, || metadata(c).ext("isLeader") == Some("true")), "the node became leader");
 }
 
-/// A broker as the controller sees it: a connection, and a listening address where 1008 arrives.
-struct FakeBroker {
-    name: &'static str,
-    conn: Client,
-    listener: TcpListener,
-    id: i64,
-}
-
-impl FakeBroker {
-    fn new(controller: SocketAddr) -> FakeBroker {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        FakeBroker { name: "broker-a", conn: Client::connect(controller), listener, id: 0 }
-    }
-
-    fn addr(&self) -> String {
-        self.listener.local_addr().unwrap().to_string()
-    }
-
-    fn ask(&mut self, code: i32, ext: &[(&str, String)], body: Option<&str>) -> RemotingCommand {
-        let mut cmd = self.conn.cmd(code);
-        for (k, v) in ext {
-            cmd = cmd.with_ext(k, v.clone());
-        }
-        if let Some(body) = body {
-            cmd = cmd.with_body(body.as_bytes().to_vec());
-        }
-        self.conn.request(cmd)
-    }
-
-    fn group(&self) -> Vec<(&'static str, String)> {
-        vec![("clusterName", "DefaultCluster".into()), ("brokerName", self.name.into())]
-    }
-
-    /// 1012, 1013, 1003, 904: what a fresh broker does before it asks for an election.
-    fn register(&mut self) -> RemotingCommand {
-        let next = self.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &self.group(), None);
-        assert_eq!(next.code, ResponseCode::SUCCESS, "{next:?}");
-        self.id = next.ext_i64("nextBrokerId").expect("nextBrokerId");
-        let mut apply = self.group();
-        apply.push(("appliedBrokerId", self.id.to_string()));
-        apply.push(("registerCheckCode", format!("{};1700000000000", self.addr())));
-        let applied = self.ask(C::CONTROLLER_APPLY_BROKER_ID, &apply, None);
-        assert_eq!(applied.code, ResponseCode::SUCCESS, "{applied:?}");
-        let registered =
-            self.ask(C::CONTROLLER_REGISTER_BROKER, &self.with_id(&[("brokerAddress", self.addr())]), None);
-        assert_eq!(registered.code, ResponseCode::SUCCESS, "{registered:?}");
-        self.heartbeat(0);
-        registered
-    }
-
-    fn with_id(&self, more: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
-        let mut ext = self.group();
-        ext.push(("brokerId", self.id.to_string()));
-        ext.extend(more.iter().cloned());
-        ext
-    }
-
-    fn heartbeat(&mut self, max_offset: i64) {
-        let mut ext = self.with_id(&[("brokerAddr", self.addr())]);
-        ext.push(("epoch", "0".into()));
-        ext.push(("maxOffset", max_offset.to_string()));
-        ext.push(("heartbeatTimeoutMills", "10000".into()));
-        let r = self.ask(C::BROKER_HEARTBEAT, &ext, None);
-        assert_eq!((r.code, r.remark.as_deref()), (ResponseCode::SUCCESS, Some("Heart beat success")));
-    }
-
-    fn elect(&mut self) -> RemotingCommand {
-        self.ask(C::CONTROLLER_ELECT_MASTER, &self.with_id(&[]), None)
-    }
-
-    fn replica_info(&mut self) -> RemotingCommand {
-        self.ask(C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", self.name.into())], None)
-    }
-
-    /// The next 1008 sent to this broker's address.
-    fn role_change(&self) -> RemotingCommand {
-        self.listener.set_nonblocking(true).unwrap();
-        let mut accepted = None;
-        let connected = eventually(WAIT, || {
-            accepted = accepted.take().or_else(|| self.listener.accept().ok().map(|(stream, _)| stream));
-            accepted.is_some()
-        });
-        assert!(connected, "the controller connects to {} with a 1008", self.addr());
-        let stream = accepted.unwrap();
-        stream.set_nonblocking(false).unwrap();
-        Client::from_stream(stream).recv(WAIT).expect("a 1008 frame")
-    }
-}
-
 #[test]
 fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes() {
     let store = tempfile::tempdir().unwrap();
@@ -150,7 +53,7 @@ fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes()
     );
     assert_eq!(meta.ext("peers"), Some(format!("n0:127.0.0.1:{};", ctl_addr.port()).as_str()));
 
-    let mut a = FakeBroker::new(ctl_addr);
+    let mut a = FakeBroker::new(ctl_addr, "broker-a");
     let first = a.register();
     assert_eq!(a.id, 1, "the first broker of a group gets id 1");
     assert_eq!(first.ext("masterBrokerId"), None, "no master yet");
@@ -172,7 +75,7 @@ fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes()
         (C::NOTIFY_BROKER_ROLE_CHANGED, Some("1"), Some("1"))
     );
 
-    let mut b = FakeBroker::new(ctl_addr);
+    let mut b = FakeBroker::new(ctl_addr, "broker-a");
     let joined = b.register();
     assert_eq!(b.id, 2);
     assert_eq!((joined.ext("masterBrokerId"), joined.ext("masterAddress")), (Some("1"), Some(a.addr().as_str())));
@@ -198,8 +101,7 @@ fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes()
 
     // kill -9 of the master, as the controller sees it: its connection closes. No heartbeat timeout is waited for
     // (the test clock never moves).
-    let FakeBroker { conn, .. } = a;
-    drop(conn);
+    drop(a);
     let note = b.role_change();
     assert_eq!(
         (note.ext("masterBrokerId"), note.ext("masterEpoch"), note.ext("masterAddress")),
@@ -216,7 +118,7 @@ fn ids_epochs_and_sync_state_sets_survive_a_restart() {
     let mut srv = single(store.path());
     let mut admin = ctl(&srv);
     wait_leader(&mut admin);
-    let mut a = FakeBroker::new(srv.controller_addr().unwrap());
+    let mut a = FakeBroker::new(srv.controller_addr().unwrap(), "broker-a");
     a.register();
     assert_eq!(a.elect().code, ResponseCode::SUCCESS);
     let before = a.replica_info();
@@ -226,7 +128,7 @@ fn ids_epochs_and_sync_state_sets_survive_a_restart() {
 
     let mut admin = ctl(&srv);
     wait_leader(&mut admin);
-    let mut probe = FakeBroker::new(srv.controller_addr().unwrap());
+    let mut probe = FakeBroker::new(srv.controller_addr().unwrap(), "broker-a");
     let after = probe.replica_info();
     assert_eq!(after.code, ResponseCode::SUCCESS);
     assert_eq!(
@@ -334,7 +236,7 @@ fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
     let leader = trio.leader();
     let follower = *trio.nodes.keys().find(|k| **k != leader).unwrap();
 
-    let mut on_follower = FakeBroker::new(trio.nodes[follower].controller_addr().unwrap());
+    let mut on_follower = FakeBroker::new(trio.nodes[follower].controller_addr().unwrap(), "broker-a");
     let refused = on_follower.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &on_follower.group(), None);
     assert_eq!(
         (refused.code, refused.remark.as_deref()),
@@ -343,7 +245,7 @@ fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
     let meta = metadata(&mut ctl(&trio.nodes[follower]));
     assert_eq!(meta.ext("isLeader"), Some("false"));
 
-    let mut a = FakeBroker::new(trio.nodes[leader].controller_addr().unwrap());
+    let mut a = FakeBroker::new(trio.nodes[leader].controller_addr().unwrap(), "broker-a");
     a.register();
     assert_eq!(a.elect().code, ResponseCode::SUCCESS);
     let before = a.replica_info();
@@ -353,7 +255,7 @@ fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
     trio.nodes.remove(leader);
     let new_leader = trio.leader();
     assert_ne!(new_leader, leader);
-    let mut probe = FakeBroker::new(trio.nodes[new_leader].controller_addr().unwrap());
+    let mut probe = FakeBroker::new(trio.nodes[new_leader].controller_addr().unwrap(), "broker-a");
     let after = probe.replica_info();
     assert_eq!((after.ext("masterBrokerId"), &after.body), (before.ext("masterBrokerId"), &before.body));
     let next = probe.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &probe.group(), None);
@@ -403,7 +305,7 @@ fn metrics_show_the_role_the_live_brokers_and_the_elections() {
     });
     let mut admin = ctl(&srv);
     wait_leader(&mut admin);
-    let mut a = FakeBroker::new(srv.controller_addr().unwrap());
+    let mut a = FakeBroker::new(srv.controller_addr().unwrap(), "broker-a");
     a.register();
     assert_eq!(a.elect().code, ResponseCode::SUCCESS);
     assert_eq!(a.elect().code, CR::CONTROLLER_MASTER_STILL_EXIST);
@@ -478,7 +380,7 @@ fn admin_allow_list_guards_the_controllers_writes_too() {
     });
     let mut admin = ctl(&srv);
     wait_leader(&mut admin);
-    let mut b = FakeBroker::new(srv.controller_addr().unwrap());
+    let mut b = FakeBroker::new(srv.controller_addr().unwrap(), "broker-a");
     let next = b.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &b.group(), None);
     assert_eq!(next.code, ResponseCode::SUCCESS, "reads stay open");
     let mut apply = b.group();
@@ -507,11 +409,11 @@ fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
     });
     let ctl_addr = srv.controller_addr().unwrap();
     wait_leader(&mut ctl(&srv));
-    let mut a = FakeBroker::new(ctl_addr);
+    let mut a = FakeBroker::new(ctl_addr, "broker-a");
     a.register();
     assert_eq!(a.elect().code, ResponseCode::SUCCESS);
     a.role_change();
-    let mut b = FakeBroker::new(ctl_addr);
+    let mut b = FakeBroker::new(ctl_addr, "broker-a");
     b.register();
     let ext = vec![("brokerName", "broker-a".to_string()), ("masterBrokerId", "1".into()), ("masterEpoch", "1".into())];
     let body = r#"{"syncStateSet":[1,2],"syncStateSetEpoch":1}"#;

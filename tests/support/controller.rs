@@ -41,13 +41,16 @@ pub fn controller_addr(srv: &InProc) -> SocketAddr {
 }
 
 /// A broker as the controller sees it: a connection (closing it counts as the broker going away), and a listening
-/// address where 1008 arrives (never read here).
+/// address where 1008 arrives (`role_change`).
 pub struct ControllerBroker {
     pub name: &'static str,
     pub id: i64,
     conn: Client,
     listener: TcpListener,
 }
+
+/// How long a test waits for the controller to act.
+const WAIT: Duration = Duration::from_secs(15);
 
 impl ControllerBroker {
     pub fn new(controller: SocketAddr, name: &'static str) -> ControllerBroker {
@@ -70,8 +73,14 @@ impl ControllerBroker {
         self.conn.request(cmd)
     }
 
-    fn with_id(&self, more: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
-        let mut ext = vec![("clusterName", "DefaultCluster".to_string()), ("brokerName", self.name.into())];
+    /// clusterName and brokerName.
+    pub fn group(&self) -> Vec<(&'static str, String)> {
+        vec![("clusterName", "DefaultCluster".to_string()), ("brokerName", self.name.into())]
+    }
+
+    /// `group()`, the broker's id once it has one, and `more`.
+    pub fn with_id(&self, more: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+        let mut ext = self.group();
         if self.id > 0 {
             ext.push(("brokerId", self.id.to_string()));
         }
@@ -79,9 +88,10 @@ impl ControllerBroker {
         ext
     }
 
-    /// 1012, 1013, 1003 and a 904 heartbeat: what a fresh broker does before it asks for an election.
-    pub fn register(&mut self) {
-        let next = self.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &self.with_id(&[]), None);
+    /// 1012, 1013, 1003 and a 904 heartbeat: what a fresh broker does before it asks for an election. Returns
+    /// 1003's answer.
+    pub fn register(&mut self) -> RemotingCommand {
+        let next = self.ask(C::CONTROLLER_GET_NEXT_BROKER_ID, &self.group(), None);
         assert_eq!(next.code, ResponseCode::SUCCESS, "{next:?}");
         self.id = next.ext_i64("nextBrokerId").expect("nextBrokerId");
         let check = format!("{};1700000000000", self.addr());
@@ -91,19 +101,30 @@ impl ControllerBroker {
         let registered =
             self.ask(C::CONTROLLER_REGISTER_BROKER, &self.with_id(&[("brokerAddress", self.addr())]), None);
         assert_eq!(registered.code, ResponseCode::SUCCESS, "{registered:?}");
+        self.heartbeat(0);
+        registered
+    }
+
+    /// A 904 as a broker of epoch 0 at `max_offset`, with a 10 s timeout.
+    pub fn heartbeat(&mut self, max_offset: i64) {
         let heartbeat = self.with_id(&[
             ("brokerAddr", self.addr()),
             ("epoch", "0".into()),
-            ("maxOffset", "0".into()),
+            ("maxOffset", max_offset.to_string()),
             ("heartbeatTimeoutMills", "10000".into()),
         ]);
         let beat = self.ask(C::BROKER_HEARTBEAT, &heartbeat, None);
-        assert_eq!(beat.code, ResponseCode::SUCCESS, "{beat:?}");
+        assert_eq!((beat.code, beat.remark.as_deref()), (ResponseCode::SUCCESS, Some("Heart beat success")));
     }
 
     /// 1002 for itself.
     pub fn elect(&mut self) -> RemotingCommand {
         self.ask(C::CONTROLLER_ELECT_MASTER, &self.with_id(&[]), None)
+    }
+
+    /// 1004 for its group.
+    pub fn replica_info(&mut self) -> RemotingCommand {
+        self.ask(C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", self.name.into())], None)
     }
 
     /// 1001 from this broker as master `epoch`: the SyncStateSet becomes `ids`, fenced by `sync_epoch`.
@@ -116,5 +137,19 @@ impl ControllerBroker {
         let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
         let body = format!(r#"{{"syncStateSet":[{}],"syncStateSetEpoch":{sync_epoch}}}"#, ids.join(","));
         self.ask(C::CONTROLLER_ALTER_SYNC_STATE_SET, &ext, Some(&body))
+    }
+
+    /// The next 1008 the controller sends to this broker's address.
+    pub fn role_change(&self) -> RemotingCommand {
+        self.listener.set_nonblocking(true).unwrap();
+        let mut accepted = None;
+        let connected = super::eventually(WAIT, || {
+            accepted = accepted.take().or_else(|| self.listener.accept().ok().map(|(stream, _)| stream));
+            accepted.is_some()
+        });
+        assert!(connected, "the controller connects to {} with a 1008", self.addr());
+        let stream = accepted.unwrap();
+        stream.set_nonblocking(false).unwrap();
+        Client::from_stream(stream).recv(WAIT).expect("a 1008 frame")
     }
 }
