@@ -29,11 +29,22 @@ struct Reply {
 
 fn normalize(r: &RemotingCommand, port: u16) -> Reply {
     let n = |s: &str| s.replace(&port.to_string(), "<ctl>");
+    let raw = reply_of(r);
+    Reply {
+        code: raw.code,
+        remark: raw.remark.as_deref().map(n),
+        ext: raw.ext.into_iter().map(|(k, v)| (k, n(&v))).collect(),
+        body: n(&raw.body),
+    }
+}
+
+/// A reply as compared, nothing normalized.
+fn reply_of(r: &RemotingCommand) -> Reply {
     Reply {
         code: r.code,
-        remark: r.remark.as_deref().map(n),
-        ext: r.ext_fields.iter().flat_map(|e| e.0.iter()).map(|(k, v)| (k.clone(), n(v))).collect(),
-        body: n(&String::from_utf8_lossy(&r.body)),
+        remark: r.remark.clone(),
+        ext: r.ext_fields.iter().flat_map(|e| e.0.iter()).map(|(k, v)| (k.clone(), v.clone())).collect(),
+        body: String::from_utf8_lossy(&r.body).into_owned(),
     }
 }
 
@@ -288,14 +299,20 @@ fn follower_script(ports: &[u16; 3]) -> Vec<(String, Reply)> {
     ];
     for (what, code, ext) in steps {
         let cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
-        let mut r = normalize(&c.request(cmd), ports[leader]);
-        for (i, port) in ports.iter().enumerate() {
-            let ctl = format!("<ctl{i}>");
-            r.ext.values_mut().for_each(|v| *v = v.replace(&port.to_string(), &ctl));
-        }
-        let leader_name = ["n0", "n1", "n2"][leader];
-        if let Some(id) = r.ext.get_mut("controllerLeaderId") {
-            *id = id.replace(leader_name, "<leader>");
+        // Which node leads differs between the two groups: the leader's id and address become `<leader>`, every
+        // other port `<ctlN>` by the node's place in the peer list.
+        let leader_port = ports[leader].to_string();
+        let mut r = reply_of(&c.request(cmd));
+        for (key, value) in r.ext.iter_mut() {
+            if key == "controllerLeaderAddress" {
+                *value = value.replace(&leader_port, "<leader>");
+            }
+            if key == "controllerLeaderId" {
+                *value = value.replace(["n0", "n1", "n2"][leader], "<leader>");
+            }
+            for (i, port) in ports.iter().enumerate() {
+                *value = value.replace(&port.to_string(), &format!("<ctl{i}>"));
+            }
         }
         out.push((what.to_string(), r));
     }
