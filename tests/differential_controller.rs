@@ -13,6 +13,7 @@ use std::time::Duration;
 use namesrv::protocol::code::ControllerRequestCode as C;
 use namesrv::protocol::command::RemotingCommand;
 use support::client::Client;
+use support::controller;
 use support::eventually;
 use support::interop::serial;
 use support::java::{JavaNamesrv, JAVA_5X};
@@ -254,13 +255,7 @@ fn follower_of(ports: &[u16; 3]) -> (usize, usize) {
     let agreed = eventually(Duration::from_secs(90), || {
         let named: Vec<Option<String>> = ports
             .iter()
-            .map(|p| {
-                let addr = SocketAddr::from(([127, 0, 0, 1], *p));
-                let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
-                let mut c = Client::from_stream(stream);
-                let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
-                c.try_request(cmd, Duration::from_secs(2)).ok()?.ext("controllerLeaderId").map(str::to_owned)
-            })
+            .map(|p| controller::leader_named_by(SocketAddr::from(([127, 0, 0, 1], *p)), Duration::from_secs(2)))
             .collect();
         let Some(Some(first)) = named.first() else { return false };
         let all = named.iter().all(|n| n.as_deref() == Some(first.as_str()));

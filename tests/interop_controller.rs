@@ -15,6 +15,7 @@ use namesrv::protocol::command::RemotingCommand;
 use namesrv::protocol::json::{self, Value};
 use support::broker::{cluster_info, wait_for, Broker};
 use support::client::Client;
+use support::controller;
 use support::interop::{serial, step};
 use support::java::{JavaNamesrv, JAVA_5X};
 use support::mqadmin::{JavaClient, MqAdmin};
@@ -38,10 +39,7 @@ fn members(ns: SocketAddr) -> BTreeMap<i64, String> {
 
 /// 1004 for `GROUP` from the controller at `ctl`.
 fn replica_info(ctl: SocketAddr) -> Option<RemotingCommand> {
-    let stream = std::net::TcpStream::connect_timeout(&ctl, Duration::from_secs(2)).ok()?;
-    let mut c = Client::from_stream(stream);
-    let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", GROUP);
-    c.try_request(cmd, Duration::from_secs(5)).ok()
+    controller::try_ask(ctl, C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", GROUP)], Duration::from_secs(5))
 }
 
 /// The SyncStateSet the controller holds for `GROUP` (1004's body), as broker ids.
@@ -54,12 +52,21 @@ fn sync_state_set(ctl: SocketAddr) -> Vec<i64> {
     }
 }
 
-/// What a controller node at `ctl` says the leader is (1005's controllerLeaderId), if it answers.
-fn leader_named_by(ctl: SocketAddr) -> Option<String> {
-    let stream = std::net::TcpStream::connect_timeout(&ctl, Duration::from_secs(2)).ok()?;
-    let mut c = Client::from_stream(stream);
-    let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
-    c.try_request(cmd, Duration::from_secs(5)).ok()?.ext("controllerLeaderId").map(str::to_owned)
+/// A slave copies its master's topics on a timer, and a failover before that leaves the new master without the
+/// topic (with Java's name server as with ours): waits until `b` lists `TOPIC` (GET_ALL_TOPIC_CONFIG from `b`).
+fn wait_topic_copied(b: &Broker, context: impl Fn() -> String) {
+    let b_addr: SocketAddr = b.addr_string().parse().unwrap();
+    wait_for(
+        "B to have copied the topic from A",
+        Duration::from_secs(60),
+        || {
+            let mut c = Client::connect(b_addr);
+            let cmd = c.cmd(21);
+            let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
+            String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")).then_some(())
+        },
+        context,
+    );
 }
 
 fn controller_broker(ns: &str, ctl: &str) -> Broker {
@@ -131,20 +138,7 @@ fn two_broker_flow(ns: &Server, ctl_port: u16, t0: Instant) -> Duration {
     let sent = client.produce(&nsaddr, TOPIC, 10, "before");
     assert!(sent.iter().all(|name| name == GROUP), "{sent:?}");
 
-    // A slave copies the master's topics on a timer; a failover before that leaves the new master without the
-    // topic, with Java's name server as with ours. Wait until B has it (GET_ALL_TOPIC_CONFIG from B itself).
-    let b_addr: SocketAddr = b.addr_string().parse().unwrap();
-    wait_for(
-        "B to have copied the topic from A",
-        Duration::from_secs(60),
-        || {
-            let mut c = Client::connect(b_addr);
-            let cmd = c.cmd(21);
-            let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
-            String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")).then_some(())
-        },
-        || context(&a, Some(&b)),
-    );
+    wait_topic_copied(&b, || context(&a, Some(&b)));
 
     step(t0, "kill -9 of master A");
     a.kill();
@@ -381,7 +375,10 @@ fn java5_brokers_through_three_controller_nodes_a_leader_loss_and_a_full_restart
             "the running controller nodes to agree on a leader among them",
             Duration::from_secs(30),
             || {
-                let named: Vec<Option<String>> = running.iter().map(|i| leader_named_by(nodes[*i].ctl())).collect();
+                let named: Vec<Option<String>> = running
+                    .iter()
+                    .map(|i| controller::leader_named_by(nodes[*i].ctl(), Duration::from_secs(5)))
+                    .collect();
                 let first = named[0].clone()?;
                 let index = names.iter().position(|n| *n == first).filter(|i| running.contains(i))?;
                 named.iter().all(|n| n.as_deref() == Some(first.as_str())).then_some(index)
@@ -425,18 +422,7 @@ fn java5_brokers_through_three_controller_nodes_a_leader_loss_and_a_full_restart
     assert!(sent.iter().all(|n| n == GROUP), "{sent:?}");
 
     // The broker master fails after the controller leader did: the new leader replaces it.
-    let b_addr: SocketAddr = b.addr_string().parse().unwrap();
-    wait_for(
-        "B to have copied the topic from A",
-        Duration::from_secs(60),
-        || {
-            let mut c = Client::connect(b_addr);
-            let cmd = c.cmd(21);
-            let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
-            String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")).then_some(())
-        },
-        || b.log(),
-    );
+    wait_topic_copied(&b, || b.log());
     a.kill();
     let killed = Instant::now();
     let ns_alive = nodes[running[0]].ns();

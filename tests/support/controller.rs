@@ -13,6 +13,20 @@ use namesrv::protocol::ResponseCode;
 use super::client::Client;
 use super::inproc::InProc;
 
+/// One request to the controller node at `ctl` on a fresh connection, or `None` if it does not connect or answer
+/// within `timeout` (nodes that are down or still electing are expected in the multi-node tests).
+pub fn try_ask(ctl: SocketAddr, code: i32, ext: &[(&str, &str)], timeout: Duration) -> Option<RemotingCommand> {
+    let stream = std::net::TcpStream::connect_timeout(&ctl, timeout).ok()?;
+    let mut c = Client::from_stream(stream);
+    let cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
+    c.try_request(cmd, timeout).ok()
+}
+
+/// Whom the controller node at `ctl` names as the leader (1005's `controllerLeaderId`), if it answers.
+pub fn leader_named_by(ctl: SocketAddr, timeout: Duration) -> Option<String> {
+    try_ask(ctl, C::CONTROLLER_GET_METADATA_INFO, &[], timeout)?.ext("controllerLeaderId").map(str::to_owned)
+}
+
 /// The controller keys of a node `me` of `peers` (`n0-127.0.0.1:0;…`), group `group1`, its files in `store`.
 pub fn controller_keys(c: &mut Config, peers: &str, me: &str, store: &Path) {
     c.enable_controller_in_namesrv = true;
