@@ -135,6 +135,13 @@ impl Stats {
 
 /// Runs the load on `spec.threads` threads (connections dealt round-robin) and merges the results.
 pub fn run(spec: &Spec) -> io::Result<Stats> {
+    run_keeping(spec).map(|(stats, _)| stats)
+}
+
+/// `run`, returning the simulated brokers' connections open: closing the connection a broker last registered on
+/// evicts it (Java closes the channel's broker out too), so a caller running phases back to back keeps them until
+/// the next phase's brokers have registered again.
+pub fn run_keeping(spec: &Spec) -> io::Result<(Stats, Vec<TcpStream>)> {
     let threads = spec.threads.max(1);
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -143,11 +150,13 @@ pub fn run(spec: &Spec) -> io::Result<Stats> {
         })
         .collect::<io::Result<_>>()?;
     let mut total = Stats::new();
+    let mut kept = Vec::new();
     for h in handles {
-        let part = h.join().map_err(|_| io::Error::other("load thread panicked"))??;
+        let (part, conns) = h.join().map_err(|_| io::Error::other("load thread panicked"))??;
         total.merge(&part);
+        kept.extend(conns);
     }
-    Ok(total)
+    Ok((total, kept))
 }
 
 enum Role {
@@ -173,7 +182,7 @@ fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(TcpStream::from_std(s))
 }
 
-fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<Stats> {
+fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<(Stats, Vec<TcpStream>)> {
     let mut poll = Poll::new()?;
     let mut conns: Vec<Conn> = Vec::new();
     let start = Instant::now();
@@ -233,7 +242,8 @@ fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<Stats> {
     if stats.ok + stats.not_found + stats.errors >= max {
         stats.elapsed = start.elapsed();
     }
-    Ok(stats)
+    let brokers = conns.into_iter().filter(|c| matches!(c.role, Role::Broker { .. })).map(|c| c.stream).collect();
+    Ok((stats, brokers))
 }
 
 fn new_conn(addr: SocketAddr, role: Role) -> io::Result<Conn> {

@@ -2,6 +2,7 @@
 //! Java name server. Loopback only; every run is bounded in time and request count. See perf/README.md.
 
 mod acl;
+mod bigcluster;
 mod ceiling;
 mod faults;
 mod load;
@@ -47,6 +48,9 @@ enum Cmd {
     Acl(acl::AclArgs),
     /// CPU per re-registration (same body at a new DataVersion, identical, k topics changed): ours vs Java.
     Rereg(rereg::ReregArgs),
+    /// 10 clusters × 30 brokers × 10k topics (3M entries): cold load, then reads at a fixed rate alone, with
+    /// re-registrations every 30 s and every 3 s; ours vs Java.
+    BigCluster(bigcluster::BigClusterArgs),
     /// The no-work ceiling server (started by `compare`; runs until killed).
     Ceiling(CeilingArgs),
 }
@@ -66,6 +70,9 @@ pub struct Target {
     /// Java heap, used for -Xms and -Xmx.
     #[arg(long, default_value = "1g")]
     java_heap: String,
+    /// A `KEY=VALUE` line for our server's properties file (repeatable), e.g. `decoderQueueBytes=1073741824`.
+    #[arg(long = "ours-set")]
+    ours_set: Vec<String>,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -125,6 +132,7 @@ fn main() -> ExitCode {
         Cmd::Faults(a) => faults::run(&a),
         Cmd::Acl(a) => acl::run(&a),
         Cmd::Rereg(a) => rereg::run(&a),
+        Cmd::BigCluster(a) => bigcluster::run(&a),
         Cmd::Ceiling(a) => {
             ceiling::serve(a.port, a.threads, ceiling::canned_route_body(a.route_brokers)).map_err(|e| e.to_string())
         }

@@ -75,7 +75,13 @@ pub fn run(a: &ReregArgs) -> Result<(), String> {
     );
     let mut rows = Vec::new();
     for &kind in &a.servers {
-        let target = Target { server: kind, addr: None, ours_bin: a.ours_bin.clone(), java_heap: a.java_heap.clone() };
+        let target = Target {
+            server: kind,
+            addr: None,
+            ours_bin: a.ours_bin.clone(),
+            java_heap: a.java_heap.clone(),
+            ours_set: Vec::new(),
+        };
         let r = running(&target)?;
         let server = r.server.as_ref().expect("started here");
         let mut conn = BlockingConn::connect(r.addr, Duration::from_secs(60)).map_err(|e| e.to_string())?;

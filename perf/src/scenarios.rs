@@ -13,7 +13,7 @@ use crate::topology::{self, Topology};
 use crate::{Header, LoadArgs, Target};
 
 fn launch(t: &Target) -> Launch {
-    let mut l = Launch { java_heap: t.java_heap.clone(), ..Launch::default() };
+    let mut l = Launch { java_heap: t.java_heap.clone(), ours_props: t.ours_set.clone(), ..Launch::default() };
     if let Some(b) = &t.ours_bin {
         l.ours_bin = b.clone();
     }
@@ -249,7 +249,7 @@ pub struct MemoryArgs {
 }
 
 /// The RSS once it has stopped falling for 3 s (sampled every 500 ms), or at `limit`.
-fn settled_rss_mb(s: &Server, limit: Duration) -> f64 {
+pub(crate) fn settled_rss_mb(s: &Server, limit: Duration) -> f64 {
     let started = std::time::Instant::now();
     let mut low = s.rss().unwrap_or(0);
     let mut low_since = std::time::Instant::now();

@@ -69,6 +69,8 @@ pub struct Launch {
     /// Broker groups in the ceiling's canned route.
     pub ceiling_route_brokers: usize,
     pub ceiling_threads: usize,
+    /// `KEY=VALUE` lines added to our server's properties file.
+    pub ours_props: Vec<String>,
 }
 
 /// The workspace root (the `namesrv` crate).
@@ -83,6 +85,7 @@ impl Default for Launch {
             java_heap: "1g".into(),
             ceiling_route_brokers: 2,
             ceiling_threads: 2,
+            ours_props: Vec::new(),
         }
     }
 }
@@ -213,8 +216,9 @@ fn ours_command(launch: &Launch, dir: &Path, port: u16, extra: &str) -> Result<C
         return Err(format!("{} not found: run `cargo build --release` first", launch.ours_bin.display()));
     }
     let props = dir.join("namesrv.properties");
+    let set: String = launch.ours_props.iter().map(|kv| format!("{kv}\n")).collect();
     let text = format!(
-        "listenPort={port}\nbindAddress=127.0.0.1\n{extra}kvConfigPath={}\nconfigStorePath={}\n",
+        "listenPort={port}\nbindAddress=127.0.0.1\n{extra}{set}kvConfigPath={}\nconfigStorePath={}\n",
         dir.join("kvConfig.json").display(),
         dir.join("namesrv-store.properties").display()
     );

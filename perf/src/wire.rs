@@ -168,15 +168,20 @@ impl BlockingConn {
 
     /// Sends `cmd` and returns the response with its opaque.
     pub fn call(&mut self, cmd: &RemotingCommand) -> io::Result<FrameInfo> {
+        self.call_frame(cmd).map(|(f, _)| f)
+    }
+
+    /// Sends `cmd` and returns the response with its opaque, and its whole frame.
+    pub fn call_frame(&mut self, cmd: &RemotingCommand) -> io::Result<(FrameInfo, Vec<u8>)> {
         let mut out = Vec::new();
         encode_into(cmd, &mut out);
         self.stream.write_all(&out)?;
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
             while let Some(f) = peek_frame(&self.buf).map_err(io::Error::other)? {
-                self.buf.drain(..f.len);
+                let frame: Vec<u8> = self.buf.drain(..f.len).collect();
                 if f.opaque == cmd.opaque {
-                    return Ok(f);
+                    return Ok((f, frame));
                 }
             }
             let n = self.stream.read(&mut chunk)?;
