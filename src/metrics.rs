@@ -76,6 +76,8 @@ pub struct ReactorMetrics {
     pub connections_accepted: AtomicU64,
     pub broken_frames: AtomicU64,
     pub busy_rejections: AtomicU64,
+    /// Registrations that waited for room on the decoder's queue (`Reactor::park`).
+    pub parked: AtomicU64,
     pub notifications_sent: AtomicU64,
     limit_hits: [AtomicU64; Limit::ALL.len()],
     /// Set by the reactor while draining once nothing is owed to any client.
@@ -197,6 +199,9 @@ impl Metrics {
         metric(&mut o, "namesrv_broken_frames_total", "counter", "Connections closed for a broken frame.", broken);
         let busy = sum(|r| r.busy_rejections.load(Relaxed));
         metric(&mut o, "namesrv_busy_rejections_total", "counter", "Writes refused with SYSTEM_BUSY.", busy);
+        let parked = sum(|r| r.parked.load(Relaxed));
+        let help = "Registrations that waited, unread behind them, for room on the decoder's queue.";
+        metric(&mut o, "namesrv_parked_registrations_total", "counter", help, parked);
         let sent = sum(|r| r.notifications_sent.load(Relaxed));
         metric(&mut o, "namesrv_notifications_total", "counter", "NOTIFY_MIN_BROKER_ID_CHANGE frames queued.", sent);
         header(&mut o, "namesrv_limit_hits_total", "counter", "Peers over a configured limit, by limit.");

@@ -389,6 +389,47 @@ fn no_reactor_keeps_an_old_snapshot() {
     assert!(eventually(Duration::from_secs(2), || old.upgrade().is_none()), "the old snapshot is still referenced");
 }
 
+/// When the decoder's queue is full (`decoderQueueBytes`, here one body at a time), a large registration waits on
+/// its connection, unread behind it, for its turn: a cluster registering all at once after a restart gets in
+/// without SYSTEM_BUSY, which would keep a broker out of the routes until its next round (30 s).
+#[test]
+fn registrations_all_at_once_wait_for_the_decoder_instead_of_being_refused() {
+    let fx = start(|c| {
+        c.decoder_threshold_bytes = 1;
+        c.decoder_queue_bytes = 1;
+    });
+    let topics: Vec<String> = (0..2000).map(|i| format!("AtOnce-{i:04}")).collect();
+    let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let names: Vec<(String, String)> = (0..16).map(|i| (format!("at-once-{i}"), format!("10.9.0.{i}:10911"))).collect();
+    let mut brokers: Vec<(Client, i32)> = names
+        .iter()
+        .map(|(name, addr)| {
+            let cmd = Broker { cluster: "AtOnce", name, addr, id: 0 }.register(&topics, 1, 513);
+            let mut frame = bytes::BytesMut::new();
+            namesrv::protocol::frame::encode(&cmd, &mut frame);
+            (fx.client(), frame, cmd.opaque)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(mut c, frame, opaque)| {
+            c.send_raw(&frame);
+            (c, opaque)
+        })
+        .collect();
+    for (i, (c, opaque)) in brokers.iter_mut().enumerate() {
+        let reply = c.recv(Duration::from_secs(10)).expect("a reply");
+        assert_eq!(
+            (reply.opaque, reply.code, reply.remark.as_deref()),
+            (*opaque, ResponseCode::SUCCESS, None),
+            "broker {i}"
+        );
+    }
+    let mut client = fx.client();
+    let route = client.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "AtOnce-1999"));
+    assert_eq!(route.code, ResponseCode::SUCCESS);
+    assert_eq!(String::from_utf8_lossy(&route.body).matches("\"brokerName\":\"at-once-").count(), 2 * 16);
+}
+
 /// Registrations with large bodies are decoded on the decoder thread (`decoderThresholdBytes`; here every one).
 /// A connection's later requests wait for them, so pipelined requests are answered in order and see the
 /// registration; a broker that closes while its registration is on the decoder is evicted after it is applied,

@@ -33,8 +33,17 @@ pub struct Conn {
     /// A request of this connection is on the decoder thread: nothing more is read or decoded until its reply is
     /// back, so the connection's requests reach the writer in order.
     pub deferred: bool,
+    /// A large registration waiting for room on the decoder's queue (`Reactor::retry_parked`): like `deferred`,
+    /// nothing more is read meanwhile, so the peer is held back by TCP instead of being refused.
+    pub parked: Option<Parked>,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
     limits_logged: u8,
+}
+
+/// A request read in full whose handling waits for room on the decoder's queue.
+pub struct Parked {
+    pub cmd: crate::protocol::RemotingCommand,
+    pub received: std::time::Instant,
 }
 
 /// State of a connection we opened.
@@ -63,6 +72,7 @@ impl Conn {
             paused_since_ms: None,
             stalled: false,
             deferred: false,
+            parked: None,
             limits_logged: 0,
         }
     }

@@ -34,13 +34,19 @@ use crate::protocol::frame::{self, FrameError};
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
 use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
-use conn::Conn;
+use conn::{Conn, Parked};
 use transport::ReadOutcome;
 
 const LISTENER: Token = Token(usize::MAX - 1);
 pub const WAKER: Token = Token(usize::MAX - 2);
 /// How often idle connections are looked for (and the longest a poll sleeps).
 const TICK: Duration = Duration::from_millis(100);
+
+/// How often parked registrations are tried again, and how long one may wait (`Reactor::retry_parked`).
+const PARK_RETRY: Duration = Duration::from_millis(2);
+/// Under the 24 s a 5.x broker waits for its reply (`registerBrokerTimeoutMills`). A 4.9.x broker gives up after
+/// 6 s, but its registration is still applied when its turn comes, as in Java's executor queue.
+const PARK_LIMIT: Duration = Duration::from_secs(20);
 /// Bytes read from one connection per wake before others get a turn.
 const READ_BUDGET: usize = 1024 * 1024;
 /// At most one "connection limit reached" line per reactor this often (a reconnect storm is one burst).
@@ -74,6 +80,8 @@ pub struct Reactor {
     /// Broker connections that closed while a request of theirs was on the decoder thread: their close reaches the
     /// writer only after that request's reply, i.e. after the registration was applied.
     closed_while_deferred: Vec<ConnId>,
+    /// Connections with a parked registration (`Conn::parked`), tried again every `PARK_RETRY`.
+    parked: Vec<(usize, u32)>,
     listener_closed: bool,
     /// Connections refused by `maxConnections` since the last log line, and when that line was written.
     refused_since_log: u64,
@@ -112,6 +120,7 @@ impl Reactor {
             metrics,
             in_flight: 0,
             closed_while_deferred: Vec::new(),
+            parked: Vec::new(),
             listener_closed: false,
             refused_since_log: 0,
             last_refusal_log_ms: None,
@@ -123,7 +132,11 @@ impl Reactor {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         while !self.shared.shutdown.load(Ordering::Acquire) {
-            let timeout = if self.again.is_empty() { TICK } else { Duration::ZERO };
+            let timeout = match (self.again.is_empty(), self.parked.is_empty()) {
+                (false, _) => Duration::ZERO,
+                (true, false) => PARK_RETRY,
+                (true, true) => TICK,
+            };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     error!(reactor = self.id, error = %e, "poll failed");
@@ -147,6 +160,7 @@ impl Reactor {
                     }
                 }
             }
+            self.retry_parked();
             for key in std::mem::take(&mut self.again) {
                 self.on_readable(key, false);
             }
@@ -168,7 +182,9 @@ impl Reactor {
             let _ = self.poll.registry().deregister(&mut self.listener);
             self.listener_closed = true;
         }
-        let owed = self.in_flight > 0 || self.conns.iter().any(|(_, c)| c.outbound.is_none() && c.pending_output());
+        let owed = self.in_flight > 0
+            || !self.parked.is_empty()
+            || self.conns.iter().any(|(_, c)| c.outbound.is_none() && c.pending_output());
         self.metrics.drained.store(!owed, Ordering::Release);
     }
 
@@ -237,8 +253,10 @@ impl Reactor {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        if conn.deferred {
-            return; // read again when the deferred request's reply comes back (`drain_inbox`)
+        if conn.deferred || conn.parked.is_some() {
+            // Read again when the deferred request's reply comes back (`drain_inbox`), or the parked one is handed
+            // over (`retry_parked`).
+            return;
         }
         if conn.output.len() > self.shared.settings.max_pending_write {
             // Not read from until it reads its replies (`flush` resumes it). Try a write: this event may be the peer
@@ -326,10 +344,10 @@ impl Reactor {
             {
                 Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
             } else if self.should_defer(&cmd) {
-                match self.defer(key, id, peer, &cmd, started) {
-                    Ok(()) => return Ok(()),
-                    Err(busy) => Some(busy),
+                if self.defer(key, id, peer, &cmd, started).is_err() {
+                    self.park(key, cmd, started);
                 }
+                return Ok(());
             } else {
                 let (answer, over) = self.handle(id, peer, &cmd);
                 if let (Some(limit), Some(resp)) = (over, &answer) {
@@ -365,7 +383,7 @@ impl Reactor {
     }
 
     /// Hands `cmd` to the decoder thread and pauses the connection until its reply; `Err` = the decoder's queue is
-    /// full (SYSTEM_BUSY, as for a full writer queue).
+    /// full (its job count or `decoderQueueBytes`).
     fn defer(
         &mut self,
         key: usize,
@@ -373,10 +391,9 @@ impl Reactor {
         peer: std::net::SocketAddr,
         cmd: &RemotingCommand,
         received: std::time::Instant,
-    ) -> Result<(), RemotingCommand> {
+    ) -> Result<(), ()> {
         if !self.shared.decoder_bytes.try_take(cmd.body.len()) {
-            self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-            return Err(handlers::system_busy(cmd));
+            return Err(());
         }
         let job = crate::decoder::Job { conn: id, peer, request: cmd.clone(), received };
         match self.shared.decoder.try_send(job) {
@@ -389,9 +406,48 @@ impl Reactor {
             }
             Err(_) => {
                 self.shared.decoder_bytes.release(cmd.body.len());
-                self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                Err(handlers::system_busy(cmd))
+                Err(())
             }
+        }
+    }
+
+    /// Holds a registration the decoder has no room for on its connection, which is not read meanwhile: when a
+    /// cluster's brokers all register at once (after a restart, 300 bodies of 1.5 MB are 450 MB), they wait their
+    /// turn behind TCP instead of being refused after their body was read, and missing a 30 s round.
+    fn park(&mut self, key: usize, cmd: RemotingCommand, received: std::time::Instant) {
+        if let Some(conn) = self.conns.get_mut(key) {
+            self.parked.push((key, conn.gen));
+            conn.parked = Some(Parked { cmd, received });
+            self.metrics.parked.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Tries the parked registrations again; one parked for `PARK_LIMIT` gets SYSTEM_BUSY, the answer it used to get
+    /// at once.
+    fn retry_parked(&mut self) {
+        for (key, gen) in std::mem::take(&mut self.parked) {
+            let Some(conn) = self.conns.get_mut(key).filter(|c| c.gen == gen) else {
+                continue; // closed meanwhile: its registration goes with it
+            };
+            let Some(p) = conn.parked.take() else {
+                continue;
+            };
+            let peer = conn.peer;
+            let id = self.conn_id(key, gen);
+            if self.defer(key, id, peer, &p.cmd, p.received).is_ok() {
+                continue; // the reply resumes reading (`drain_inbox`)
+            }
+            if p.received.elapsed() < PARK_LIMIT {
+                self.park(key, p.cmd, p.received);
+                continue;
+            }
+            self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+            self.metrics.request(p.cmd.code, false, p.received.elapsed());
+            if let Some(conn) = self.conns.get_mut(key) {
+                frame::encode(&handlers::system_busy(&p.cmd), &mut conn.output);
+            }
+            self.again.push(key);
+            self.flush(key);
         }
     }
 

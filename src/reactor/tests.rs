@@ -106,9 +106,10 @@ fn writer_queue_bounded_by_bytes_answers_system_busy() {
     assert_eq!((writer_rx.len(), budget.used()), (1, 500));
 }
 
-/// `decoderQueueBytes`: a large registration that does not fit the bytes waiting for the decoder is SYSTEM_BUSY.
+/// `decoderQueueBytes`: a large registration that does not fit the bytes waiting for the decoder is not handed
+/// over (nor any of its bytes taken) until they fit.
 #[test]
-fn decoder_queue_bounded_by_bytes_answers_system_busy() {
+fn decoder_queue_bounded_by_bytes_takes_nothing_until_it_fits() {
     let (writer, _writer_rx) = queue(16, 0);
     let (decoder_tx, decoder_rx) = crossbeam_channel::bounded(256);
     let budget = Arc::new(crate::limit::ByteBudget::new(1000));
@@ -116,10 +117,62 @@ fn decoder_queue_bounded_by_bytes_answers_system_busy() {
     assert!(budget.try_take(600));
     let id = ConnId { reactor: 0, token: 0, gen: 1 };
     let reg = RemotingCommand::request(RequestCode::REGISTER_BROKER, 6).with_body(vec![b'{'; 500]);
-    let busy = reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).unwrap_err();
-    assert_eq!(busy.code, ResponseCode::SYSTEM_BUSY);
+    assert!(reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).is_err());
     assert_eq!((decoder_rx.len(), budget.used()), (0, 600));
     budget.release(600);
     reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).unwrap();
     assert_eq!((decoder_rx.len(), budget.used()), (1, 500));
+}
+
+/// A connection of this reactor over loopback, and the peer's end.
+fn connection(reactor: &mut Reactor) -> (usize, std::net::TcpStream) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (ours, addr) = listener.accept().unwrap();
+    ours.set_nonblocking(true).unwrap();
+    let key = reactor.adopt(mio::net::TcpStream::from_std(ours), addr).expect("adopted");
+    (key, peer)
+}
+
+/// A registration the decoder has no room for waits on its connection (which is not read meanwhile) and is handed
+/// over once there is room; one that waited `PARK_LIMIT` is answered SYSTEM_BUSY, as it used to be at once.
+#[test]
+fn a_registration_without_room_waits_for_it_then_is_refused_after_the_limit() {
+    let (writer, _writer_rx) = queue(16, 0);
+    let (decoder_tx, decoder_rx) = crossbeam_channel::bounded(256);
+    let budget = Arc::new(crate::limit::ByteBudget::new(1000));
+    let mut reactor = reactor_with(writer, decoder_tx, budget.clone());
+    let reg = |opaque| RemotingCommand::request(RequestCode::REGISTER_BROKER, opaque).with_body(vec![b'{'; 500]);
+    assert!(budget.try_take(600));
+
+    let (waits, _peer) = connection(&mut reactor);
+    reactor.park(waits, reg(7), std::time::Instant::now());
+    reactor.retry_parked();
+    assert_eq!(decoder_rx.len(), 0, "still no room");
+    assert!(reactor.conns[waits].parked.is_some() && reactor.conns[waits].output.is_empty());
+    budget.release(600);
+    reactor.retry_parked();
+    assert_eq!((decoder_rx.len(), budget.used()), (1, 500), "handed over once it fits");
+    assert!(reactor.conns[waits].parked.is_none() && reactor.conns[waits].deferred);
+    assert!(reactor.parked.is_empty());
+
+    let (late, mut peer) = connection(&mut reactor);
+    assert!(budget.try_take(500), "full again");
+    let long_ago = std::time::Instant::now().checked_sub(PARK_LIMIT + Duration::from_secs(1)).unwrap();
+    reactor.park(late, reg(8), long_ago);
+    reactor.retry_parked();
+    assert!(reactor.conns[late].parked.is_none() && reactor.parked.is_empty());
+    assert_eq!(decoder_rx.len(), 1, "nothing more handed over");
+    let mut buf = bytes::BytesMut::new();
+    let mut chunk = [0u8; 4096];
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let answer = loop {
+        if let Some(cmd) = frame::decode(&mut buf, 1 << 20).unwrap() {
+            break cmd;
+        }
+        let n = std::io::Read::read(&mut peer, &mut chunk).unwrap();
+        assert!(n > 0, "the connection stays open");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    assert_eq!((answer.code, answer.opaque), (ResponseCode::SYSTEM_BUSY, 8));
 }

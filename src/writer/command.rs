@@ -163,39 +163,53 @@ pub struct WriterQueue {
     pub bytes: std::sync::Arc<crate::limit::ByteBudget>,
 }
 
+/// Why the writer did not take a command; the command comes back with it.
+pub enum Refused {
+    /// Its queue is full, by count or by bytes.
+    Busy(Box<WriteCommand>),
+    /// It has stopped.
+    Stopped(Box<WriteCommand>),
+}
+
+/// Hands `command` to the writer without blocking.
+pub fn try_submit(writer: &WriterQueue, command: Box<WriteCommand>) -> Result<(), Refused> {
+    let bytes = command.bytes;
+    if !writer.bytes.try_take(bytes) {
+        return Err(Refused::Busy(command));
+    }
+    writer.tx.try_send(command).map_err(|e| {
+        writer.bytes.release(bytes);
+        match e {
+            crossbeam_channel::TrySendError::Full(c) => Refused::Busy(c),
+            crossbeam_channel::TrySendError::Disconnected(c) => Refused::Stopped(c),
+        }
+    })
+}
+
 /// Hands `command` to the writer without blocking. `Err` is the reply to send instead: SYSTEM_BUSY when the
 /// writer's queue is full (by count or by bytes), SYSTEM_ERROR when the writer has stopped.
 pub fn submit(writer: &WriterQueue, command: WriteCommand) -> Result<(), RemotingCommand> {
-    let bytes = command.bytes;
-    let refused = if !writer.bytes.try_take(bytes) {
-        let busy = crate::protocol::command::system_busy(&command.origin.request);
-        (command, busy)
-    } else {
-        match writer.tx.try_send(Box::new(command)) {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                writer.bytes.release(bytes);
-                match e {
-                    crossbeam_channel::TrySendError::Full(c) => {
-                        let busy = crate::protocol::command::system_busy(&c.origin.request);
-                        (*c, busy)
-                    }
-                    crossbeam_channel::TrySendError::Disconnected(c) => {
-                        let stopping =
-                            crate::protocol::command::system_error(&c.origin.request, "name server is shutting down");
-                        (*c, stopping)
-                    }
-                }
-            }
+    try_submit(writer, Box::new(command)).map_err(refusal)
+}
+
+/// The reply to a refused command (audited).
+pub fn refusal(refused: Refused) -> RemotingCommand {
+    let (c, response) = match refused {
+        Refused::Busy(c) => {
+            let busy = crate::protocol::command::system_busy(&c.origin.request);
+            (c, busy)
+        }
+        Refused::Stopped(c) => {
+            let stopping = crate::protocol::command::system_error(&c.origin.request, "name server is shutting down");
+            (c, stopping)
         }
     };
-    let (c, response) = refused;
     if crate::audit::enabled() {
         let o = &c.origin;
         let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
         crate::audit::applied(o.peer, o.account.as_deref(), o.request.code, &c.op.facts(), code, remark, false);
     }
-    Err(response)
+    response
 }
 
 /// Connection life-cycle events; they travel on their own unbounded channel so none is ever refused.
