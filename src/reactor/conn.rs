@@ -36,6 +36,8 @@ pub struct Conn {
     /// A large registration waiting for room on the decoder's queue (`Reactor::retry_parked`): like `deferred`,
     /// nothing more is read meanwhile, so the peer is held back by TCP instead of being refused.
     pub parked: Option<Parked>,
+    /// A frame of more than `BIG_FRAME` bytes was decoded from `input` (`release_input`).
+    pub big_frame: bool,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
     limits_logged: u8,
 }
@@ -55,6 +57,12 @@ pub struct Outbound {
     pub deadline: Option<std::time::Instant>,
 }
 
+/// A decoded frame's body shares `input`'s allocation, and after it is dropped the emptied `input` still holds all
+/// of it: a broker sends its topic table every 30 s (~1.5 MB for 10k topics), so every broker connection would keep
+/// a buffer of its body's size between registrations (300 brokers: ~450 MB). Input that held a frame bigger than
+/// this is given back once empty; smaller frames keep the buffer for the next request.
+pub const BIG_FRAME: usize = 256 * 1024;
+
 impl Conn {
     pub fn new(stream: TcpStream, peer: SocketAddr, gen: u32, now_ms: i64) -> Conn {
         Conn {
@@ -73,6 +81,7 @@ impl Conn {
             stalled: false,
             deferred: false,
             parked: None,
+            big_frame: false,
             limits_logged: 0,
         }
     }
@@ -104,6 +113,14 @@ impl Conn {
             return (ReadOutcome::Closed, n);
         }
         (outcome, n)
+    }
+
+    /// Gives back the input buffer once empty, if it held a frame bigger than `BIG_FRAME`.
+    pub fn release_input(&mut self) {
+        if self.big_frame && self.input.is_empty() {
+            self.input = BytesMut::new();
+            self.big_frame = false;
+        }
     }
 
     /// Writes pending output until done or WouldBlock. `Err` means the connection is broken.

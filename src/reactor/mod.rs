@@ -326,7 +326,10 @@ impl Reactor {
             }
             let cmd = match frame::decode(&mut conn.input, self.shared.settings.max_frame) {
                 Ok(Some(cmd)) => cmd,
-                Ok(None) => return Ok(()),
+                Ok(None) => {
+                    conn.release_input();
+                    return Ok(());
+                }
                 Err(e) => return Err(e),
             };
             if cmd.is_response() {
@@ -336,6 +339,7 @@ impl Reactor {
             if cmd.code == RequestCode::REGISTER_BROKER {
                 conn.broker = true;
             }
+            conn.big_frame |= cmd.body.len() > conn::BIG_FRAME;
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
             let peer = conn.peer;
             let answer = if self.shared.settings.go_away

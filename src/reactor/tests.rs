@@ -176,3 +176,23 @@ fn a_registration_without_room_waits_for_it_then_is_refused_after_the_limit() {
     };
     assert_eq!((answer.code, answer.opaque), (ResponseCode::SYSTEM_BUSY, 8));
 }
+
+/// A decoded body shares the connection's input buffer: once the frame is handled, an emptied input that held a
+/// big frame lets go of the buffer, so an idle broker connection does not pin its last body (~1.5 MB); after a
+/// small frame the buffer is kept for the next request.
+#[test]
+fn an_emptied_input_lets_go_of_a_big_frame_only() {
+    let (writer, _writer_rx) = queue(16, 0);
+    let mut reactor = reactor_with(writer, crossbeam_channel::bounded(1).0, Default::default());
+    let (key, _peer) = connection(&mut reactor);
+    let conn = &mut reactor.conns[key];
+    for (size, released) in [(conn::BIG_FRAME + 1, true), (100, false)] {
+        let req = RemotingCommand::request(RequestCode::REGISTER_BROKER, 1).with_body(vec![b'{'; size]);
+        frame::encode(&req, &mut conn.input);
+        let cmd = frame::decode(&mut conn.input, 64 << 20).unwrap().expect("a whole frame");
+        conn.big_frame |= cmd.body.len() > conn::BIG_FRAME;
+        assert!(!cmd.body.is_unique(), "the body shares the input buffer");
+        conn.release_input();
+        assert_eq!(cmd.body.is_unique(), released, "a body of {size} bytes");
+    }
+}
