@@ -179,6 +179,9 @@ pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
 pub fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);
     f(&mut out);
+    // A `Bytes` keeps its vector's spare capacity, up to as much again as the body after doubling: the route cache
+    // bounds the bytes of the bodies it keeps (`routeCacheBytes`), and would hold up to twice that.
+    out.shrink_to_fit();
     bytes::Bytes::from(out)
 }
 
@@ -188,6 +191,15 @@ mod tests {
     use crate::allow_list::AllowList;
     use crate::config::Config;
     use crate::writer::Writer;
+
+    #[test]
+    fn a_body_holds_no_spare_capacity() {
+        for n in [10, 256, 300, 7000] {
+            let body = body_of(|out| out.extend(std::iter::repeat_n(b'x', n)));
+            let whole = body.try_into_mut().expect("the only handle");
+            assert_eq!((whole.len(), whole.capacity()), (n, n));
+        }
+    }
 
     fn dispatch_from(peer: &str, list: &str, req: &RemotingCommand) -> Action {
         let config = Config { admin_allow_list: AllowList::parse(list).unwrap(), ..Config::default() };
