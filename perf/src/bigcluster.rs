@@ -25,21 +25,12 @@ use crate::scenarios::running;
 use crate::servers::Kind;
 use crate::topology::{self, Topology};
 use crate::wire::{register_body, BlockingConn, BrokerIdent};
-use crate::Target;
+use crate::SideBySide;
 
 #[derive(Args, Debug)]
 pub struct BigClusterArgs {
-    /// Servers to measure, in this order.
-    #[arg(long, value_delimiter = ',', default_value = "ours,java")]
-    servers: Vec<Kind>,
-    /// Java heap (-Xms/-Xmx); the shipped runserver.sh uses 4g.
-    #[arg(long, default_value = "4g")]
-    java_heap: String,
-    #[arg(long)]
-    ours_bin: Option<std::path::PathBuf>,
-    /// A `KEY=VALUE` line for our server's properties file (repeatable).
-    #[arg(long = "ours-set")]
-    ours_set: Vec<String>,
+    #[command(flatten)]
+    servers: SideBySide,
     #[arg(long, default_value_t = 10)]
     clusters: usize,
     #[arg(long, default_value_t = 30)]
@@ -91,14 +82,8 @@ pub fn run(a: &BigClusterArgs) -> Result<(), String> {
     );
     let first_bodies: Vec<Bytes> = plan.topics.iter().map(|t| register_body(t, 1, 0)).collect();
     let mut report = Vec::new();
-    for &kind in &a.servers {
-        let target = Target {
-            server: kind,
-            addr: None,
-            ours_bin: a.ours_bin.clone(),
-            java_heap: a.java_heap.clone(),
-            ours_set: a.ours_set.clone(),
-        };
+    for target in a.servers.targets() {
+        let kind = target.server;
         let r = running(&target)?;
         let server = r.server.as_ref().expect("started here");
         let cpu0 = server.cpu();

@@ -75,6 +75,35 @@ pub struct Target {
     ours_set: Vec<String>,
 }
 
+/// The servers a side-by-side scenario starts one after the other, and how.
+#[derive(Args, Debug, Clone)]
+pub struct SideBySide {
+    /// Servers to measure, in this order.
+    #[arg(long, value_delimiter = ',', default_value = "ours,java")]
+    servers: Vec<Kind>,
+    /// Java heap (-Xms/-Xmx); the shipped runserver.sh uses 4g.
+    #[arg(long, default_value = "4g")]
+    java_heap: String,
+    #[arg(long)]
+    ours_bin: Option<PathBuf>,
+    /// A `KEY=VALUE` line for our server's properties file (repeatable).
+    #[arg(long = "ours-set")]
+    ours_set: Vec<String>,
+}
+
+impl SideBySide {
+    /// Each server in turn, as a target this harness starts.
+    pub fn targets(&self) -> impl Iterator<Item = Target> + '_ {
+        self.servers.iter().map(|&kind| Target {
+            server: kind,
+            addr: None,
+            ours_bin: self.ours_bin.clone(),
+            java_heap: self.java_heap.clone(),
+            ours_set: self.ours_set.clone(),
+        })
+    }
+}
+
 #[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum Header {
     Json,

@@ -14,18 +14,12 @@ use crate::scenarios::running;
 use crate::servers::Kind;
 use crate::topology;
 use crate::wire::{register_body_as, BlockingConn, BrokerIdent};
-use crate::Target;
+use crate::SideBySide;
 
 #[derive(Args, Debug)]
 pub struct ReregArgs {
-    /// Servers to measure, in this order.
-    #[arg(long, value_delimiter = ',', default_value = "ours,java")]
-    servers: Vec<Kind>,
-    /// Java heap (-Xms/-Xmx); the shipped runserver.sh uses 4g.
-    #[arg(long, default_value = "4g")]
-    java_heap: String,
-    #[arg(long)]
-    ours_bin: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    servers: SideBySide,
     /// Masters of the cluster (each re-registers in turn).
     #[arg(long, default_value_t = 8)]
     brokers: usize,
@@ -74,14 +68,8 @@ pub fn run(a: &ReregArgs) -> Result<(), String> {
         a.warmup
     );
     let mut rows = Vec::new();
-    for &kind in &a.servers {
-        let target = Target {
-            server: kind,
-            addr: None,
-            ours_bin: a.ours_bin.clone(),
-            java_heap: a.java_heap.clone(),
-            ours_set: Vec::new(),
-        };
+    for target in a.servers.targets() {
+        let kind = target.server;
         let r = running(&target)?;
         let server = r.server.as_ref().expect("started here");
         let mut conn = BlockingConn::connect(r.addr, Duration::from_secs(60)).map_err(|e| e.to_string())?;
