@@ -66,11 +66,15 @@ fn script(port: u16) -> Vec<(String, Reply)> {
     let listening = eventually(Duration::from_secs(60), || std::net::TcpStream::connect(addr).is_ok());
     assert!(listening, "the controller listens on {addr}");
     let mut c = Client::connect(addr);
+    // Java's 1005 reports DLedger's own `isLeader` (MemberState), while its request path checks the role handler,
+    // which becomes leader a moment later (`DLedgerController.isLeaderState`): until then leader-only requests get
+    // 2007. Wait until one is served: 1004 of a group nobody registers, which changes nothing.
     let ready = eventually(Duration::from_secs(60), || {
-        let cmd = c.cmd(C::CONTROLLER_GET_METADATA_INFO);
-        c.try_request(cmd, Duration::from_secs(3)).is_ok_and(|r| r.ext("isLeader") == Some("true"))
+        let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", "diff-readiness-probe");
+        c.try_request(cmd, Duration::from_secs(3))
+            .is_ok_and(|r| r.code != namesrv::protocol::code::ControllerResponseCode::CONTROLLER_NOT_LEADER)
     });
-    assert!(ready, "the controller at {addr} became leader");
+    assert!(ready, "the controller at {addr} serves as leader");
     let mut out = Vec::new();
     let mut ask = |what: &str, code: i32, ext: &[(&str, &str)], body: Option<&str>| {
         let mut cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
