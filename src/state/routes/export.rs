@@ -48,7 +48,7 @@ impl ExportCut {
             let name = &bd.broker_name;
             let mut topic_configs = Vec::new();
             let mut mapping_infos = Vec::new();
-            for topic in view.broker_topics.get(name).into_iter().flatten() {
+            for topic in view.broker_topics.get(name).into_iter().flat_map(|l| l.iter()) {
                 if let Some(q) = view.topics.get(topic).and_then(|e| e.queue(name, &view.names)) {
                     topic_configs.push(TopicConfig {
                         topic_name: topic.to_string(),

@@ -69,6 +69,7 @@ impl RouteTables {
             Step::Proceed { .. } => self.remember(req, &name, Application { mark, version, applied }, s),
             Step::Stale | Step::Refused => self.forget_body(&req.broker_addr),
         }
+        self.merge_broker_topics();
         outcome
     }
 
@@ -228,9 +229,9 @@ impl RouteTables {
         let body = &req.body;
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
             let keep: HashSet<&str> = body.topic_configs.iter().map(|t| t.topic_name.as_str()).collect();
-            for t in self.topics_of_broker(name) {
-                if !keep.contains(&*t) {
-                    self.remove_queue(&t, name);
+            for t in self.topics_of_broker(name).iter() {
+                if !keep.contains(&**t) {
+                    self.remove_queue(t, name);
                 }
             }
         }
@@ -317,6 +318,7 @@ impl RouteTables {
                 }
             }
         }
+        self.merge_broker_topics();
     }
 
     /// 217 (`RouteInfoManager.registerTopic`): an existing topic takes queue datas in order up to the first whose
@@ -331,12 +333,13 @@ impl RouteTables {
         }
         for qd in queue_datas {
             let Some(qd) = qd.filter(|qd| self.view.brokers.contains_key(&*qd.broker_name)) else {
-                return;
+                break;
             };
             // Share the registered name's allocation.
             let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
             self.put_queue(topic, &name, Queue::of(&qd));
         }
+        self.merge_broker_topics();
     }
 }
 

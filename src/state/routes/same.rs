@@ -148,6 +148,8 @@ impl RouteTables {
             }
         }
         req.body.filter_server_list = rec.filters.clone();
-        Some(self.run_plan(req, plan, now_ms, s, |_, _, _, _| {}))
+        let outcome = self.run_plan(req, plan, now_ms, s, |_, _, _, _| {});
+        self.merge_broker_topics();
+        Some(outcome)
     }
 }

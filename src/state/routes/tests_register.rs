@@ -2,7 +2,7 @@
 
 use super::test_util::*;
 use super::*;
-use crate::model::{perm, TopicQueueMappingInfo};
+use crate::model::{perm, QueueData, TopicQueueMappingInfo};
 
 fn addrs(v: &RouteView, name: &str) -> Vec<(i64, String)> {
     v.cluster_info().broker_addr_table[name].broker_addrs.iter().map(|(i, a)| (*i, a.clone())).collect()
@@ -141,6 +141,44 @@ fn delete_topic_with_broker_registration() {
     assert!(t.view().route("T1", false).is_some());
     t.register_broker(reg("c", "b", 0, "A", &["T3", "T5"], 4), 0, on);
     assert!(t.view().route("T1", false).is_none());
+}
+
+/// The reverse index (broker name → its topics) follows every operation that files or removes queues, including
+/// one that removes some topics and adds others at once; it is what GET_TOPICS_BY_CLUSTER and the broker-wide
+/// operations read.
+#[test]
+fn each_broker_names_exactly_the_topics_it_has_a_queue_of() {
+    let mut t = RouteTables::new();
+    let on = RouteSettings { delete_topic_with_broker_registration: true, ..S };
+    let listed = |t: &RouteTables, cluster: &str| -> Vec<String> {
+        t.view().topics_by_cluster(cluster).topic_list.iter().map(|s| s.to_string()).collect()
+    };
+    t.register_broker(reg("c", "b", 0, "A", &["T5", "T1", "T3"], 1), 0, S);
+    t.register_broker(reg("d", "e", 0, "E", &["T3", "T9"], 1), 0, S);
+    assert_eq!(listed(&t, "c"), ["T1", "T3", "T5"]);
+    assert_eq!(t.view().broker_topic_count("b"), 3);
+    // T1 and T5 go, T2 and T6 come, T3 stays: one registration.
+    t.register_broker(reg("c", "b", 0, "A", &["T6", "T3", "T2"], 2), 0, on);
+    assert_eq!(listed(&t, "c"), ["T2", "T3", "T6"]);
+    t.delete_topic("T3", None);
+    assert_eq!((listed(&t, "c"), listed(&t, "d")), (vec!["T2".to_string(), "T6".into()], vec!["T9".to_string()]));
+    t.register_topic(
+        "T0",
+        vec![Some(QueueData {
+            broker_name: "b".into(),
+            read_queue_nums: 1,
+            write_queue_nums: 1,
+            perm: 6,
+            topic_sys_flag: 0,
+        })],
+    );
+    assert_eq!(listed(&t, "c"), ["T0", "T2", "T6"]);
+    // A wiped perm keeps the topics; an unregistration takes them all.
+    assert_eq!(t.wipe_write_perm("b"), 3);
+    t.unregister_brokers(&[unreg("c", "b", 0, "A")], S);
+    assert!(listed(&t, "c").is_empty());
+    assert_eq!(t.view().broker_topic_count("b"), 0);
+    assert_eq!(listed(&t, "d"), ["T9"]);
 }
 
 #[test]

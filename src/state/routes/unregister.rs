@@ -54,8 +54,8 @@ impl RouteTables {
 
         // 3. Only the affected groups' topics are visited.
         for name in &removed {
-            for t in self.topics_of_broker(name) {
-                self.remove_queue(&t, name);
+            for t in self.topics_of_broker(name).iter() {
+                self.remove_queue(t, name);
             }
         }
         for name in &reduced {
@@ -79,6 +79,7 @@ impl RouteTables {
                 }
             }
         }
+        self.merge_broker_topics();
         notices
     }
 
