@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
 
+use super::deferral::PARK_LIMIT;
 use super::*;
 use crate::clock::SystemClock;
 use crate::config::Config;
