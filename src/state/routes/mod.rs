@@ -194,10 +194,23 @@ pub struct RouteTables {
     epochs: std::collections::HashMap<Arc<str>, u64, ahash::RandomState>,
     /// What the operations since the last `take_changes` did to topics, for the change feed.
     changes: TopicChanges,
-    /// Changes to `view.broker_topics` not merged yet: brokerName → topic → whether the name now has a queue of it.
+    /// Changes to `view.broker_topics` not merged yet: brokerName → (topic, whether the name now has a queue of it).
     /// Merged once at the end of each operation (`merge_broker_topics`): a registration filing k topics rebuilds its
     /// broker's list once, instead of k B-tree inserts.
-    topic_moves: HashMap<Arc<str>, HashMap<Arc<str>, bool, ahash::RandomState>, ahash::RandomState>,
+    /// Each name's moves in the order they were made; a topic may appear more than once, the last one counts.
+    topic_moves: HashMap<Arc<str>, Vec<TopicMove>, ahash::RandomState>,
+}
+
+/// A topic a broker name gained (`true`) or lost a queue of.
+type TopicMove = (Arc<str>, bool);
+
+/// What `put_queue_as` did.
+enum Put {
+    Unchanged,
+    /// The name's queue of the topic changed.
+    Updated,
+    /// The name is new to the topic (its key).
+    Added(Arc<str>),
 }
 
 /// Topic-level changes, sampled (`NameSample` keeps a few names and the exact count): topics that gained or lost a queue
@@ -287,11 +300,22 @@ impl RouteTables {
     /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
     fn put_queue(&mut self, topic: &str, name: &Arc<str>, queue: Queue) {
         let id = self.interner.intern(&mut self.view.names, name);
+        match self.put_queue_as(topic, id, queue) {
+            Put::Unchanged => return,
+            Put::Updated => {}
+            Put::Added(key) => self.move_topic(name, key, true),
+        }
+        self.bump_epoch(name);
+    }
+
+    /// `put_queue` for an interned name, leaving its epoch and `topic_moves` to the caller: a registration filing
+    /// k topics interns its name and bumps its epoch once, and hands over its k moves at once (`move_topics`).
+    fn put_queue_as(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
         let names = &self.view.names;
         let (key, (entry, new_name)) = match self.view.topics.get_key_value(topic) {
             Some((k, e)) => match e.put(id, queue, names) {
                 Some(changed) => (k.clone(), changed),
-                None => return,
+                None => return Put::Unchanged,
             },
             None => {
                 let key: Arc<str> = Arc::from(topic);
@@ -299,15 +323,16 @@ impl RouteTables {
                 (key, TopicEntry::new().put(id, queue, names).expect("a new topic changes"))
             }
         };
-        self.bump_epoch(name);
+        self.bump();
         if new_name {
             self.changes.added.push(&key);
-            self.move_topic(name, key.clone(), true);
+            self.view.topics.insert(key.clone(), Arc::new(entry));
+            Put::Added(key)
         } else {
             self.changes.updated += 1;
+            self.view.topics.insert(key, Arc::new(entry));
+            Put::Updated
         }
-        self.view.topics.insert(key, Arc::new(entry));
-        self.bump();
     }
 
     /// Removes one queue, dropping the topic when it empties.
@@ -337,28 +362,33 @@ impl RouteTables {
 
     /// Records that `name` gained (`true`) or lost a queue of `topic`, for `merge_broker_topics`.
     fn move_topic(&mut self, name: &Arc<str>, topic: Arc<str>, present: bool) {
+        self.move_topics(name, std::iter::once((topic, present)));
+    }
+
+    /// `move_topic` for many topics of one name.
+    fn move_topics(&mut self, name: &Arc<str>, moves: impl IntoIterator<Item = TopicMove>) {
         match self.topic_moves.get_mut(&**name) {
-            Some(moves) => {
-                moves.insert(topic, present);
-            }
+            Some(pending) => pending.extend(moves),
             None => {
-                let mut moves = HashMap::default();
-                moves.insert(topic, present);
-                self.topic_moves.insert(name.clone(), moves);
+                self.topic_moves.insert(name.clone(), moves.into_iter().collect());
             }
         }
     }
 
     /// Merges the recorded moves into `view.broker_topics`: per broker name one pass over its sorted topics and its
-    /// sorted moves. Every operation that puts or removes queues ends with it.
+    /// sorted moves, the last move of a topic deciding. Every operation that puts or removes queues ends with it.
     fn merge_broker_topics(&mut self) {
-        for (name, moves) in std::mem::take(&mut self.topic_moves) {
-            let mut moves: Vec<(Arc<str>, bool)> = moves.into_iter().collect();
-            moves.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (name, mut moves) in std::mem::take(&mut self.topic_moves) {
+            // Stable: a topic's moves stay in the order they were made, so the last of each run is the latest.
+            moves.sort_by(|a, b| a.0.cmp(&b.0));
             let old: &[Arc<str>] = self.view.broker_topics.get(&*name).map_or(&[], |l| &**l);
             let mut merged: Vec<Arc<str>> = Vec::with_capacity(old.len() + moves.len());
             let mut old_iter = old.iter().peekable();
-            for (topic, present) in moves {
+            let mut moves = moves.into_iter().peekable();
+            while let Some((topic, mut present)) = moves.next() {
+                while let Some((_, later)) = moves.next_if(|(t, _)| *t == topic) {
+                    present = later;
+                }
                 while let Some(o) = old_iter.next_if(|o| ***o < *topic) {
                     merged.push(o.clone());
                 }

@@ -16,12 +16,22 @@ pub type NameId = u32;
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     by_id: Arc<Vec<Arc<str>>>,
+    /// id → the name's place among all names in name order. Adding a name moves others' ranks but never their
+    /// order, so entries sorted by name are sorted by the ranks of any later view too, and the writer's searches
+    /// compare two integers instead of two strings.
+    rank: Arc<Vec<u32>>,
 }
 
 impl Names {
     /// The name of an id taken from an entry of the same or an earlier view.
     pub fn name(&self, id: NameId) -> &Arc<str> {
         &self.by_id[id as usize]
+    }
+
+    /// The rank of an id taken from an entry of the same or an earlier view: `rank(a) < rank(b)` exactly when
+    /// `name(a) < name(b)`.
+    pub fn rank(&self, id: NameId) -> u32 {
+        self.rank[id as usize]
     }
 }
 
@@ -39,6 +49,14 @@ impl Interner {
         }
         let id = NameId::try_from(names.by_id.len()).expect("fewer than 2^32 broker names");
         Arc::make_mut(&mut names.by_id).push(name.clone());
+        // Names are few and new ones rare: ranking them all again is simpler than shifting.
+        let mut order: Vec<NameId> = (0..=id).collect();
+        order.sort_unstable_by(|a, b| names.name(*a).cmp(names.name(*b)));
+        let rank = Arc::make_mut(&mut names.rank);
+        rank.resize(order.len(), 0);
+        for (place, id) in order.into_iter().enumerate() {
+            rank[id as usize] = place as u32;
+        }
         self.ids.insert(name.clone(), id);
         id
     }

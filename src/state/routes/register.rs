@@ -6,7 +6,9 @@ use std::sync::Arc;
 use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
-use super::{MinBrokerIdNotice, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables};
+use super::{
+    MinBrokerIdNotice, Put, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
+};
 
 const MASTER_ID: i64 = 0;
 
@@ -238,6 +240,8 @@ impl RouteTables {
 
         // Read before step 11 replaces the live entry.
         let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
+        let id = self.interner.intern(&mut self.view.names, name);
+        let (mut put_any, mut added) = (false, Vec::new());
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
@@ -255,7 +259,18 @@ impl RouteTables {
                 perm: p,
                 topic_sys_flag: tc.topic_sys_flag,
             };
-            self.put_queue(&tc.topic_name, name, queue);
+            match self.put_queue_as(&tc.topic_name, id, queue) {
+                Put::Unchanged => continue,
+                Put::Updated => {}
+                Put::Added(key) => added.push((key, true)),
+            }
+            put_any = true;
+        }
+        if put_any {
+            self.bump_epoch(name);
+        }
+        if !added.is_empty() {
+            self.move_topics(name, added);
         }
 
         if version_changed || register_first {
