@@ -300,7 +300,7 @@ impl RouteTables {
     /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
     fn put_queue(&mut self, topic: &str, name: &Arc<str>, queue: Queue) {
         let id = self.interner.intern(&mut self.view.names, name);
-        match self.put_queue_as(topic, id, queue) {
+        match self.put_queue_as(topic, id, queue, false) {
             Put::Unchanged => return,
             Put::Updated => {}
             Put::Added(key) => self.move_topic(name, key, true),
@@ -310,27 +310,57 @@ impl RouteTables {
 
     /// `put_queue` for an interned name, leaving its epoch and `topic_moves` to the caller: a registration filing
     /// k topics interns its name and bumps its epoch once, and hands over its k moves at once (`move_topics`).
-    fn put_queue_as(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
+    fn put_queue_as(&mut self, topic: &str, id: NameId, queue: Queue, likely_change: bool) -> Put {
+        if likely_change {
+            return self.put_queue_in_place(topic, id, queue);
+        }
         let names = &self.view.names;
         let (key, (entry, new_name)) = match self.view.topics.get_key_value(topic) {
             Some((k, e)) => match e.put(id, queue, names) {
                 Some(changed) => (k.clone(), changed),
                 None => return Put::Unchanged,
             },
-            None => {
-                let key: Arc<str> = Arc::from(topic);
-                self.changes.created.push(&key);
-                (key, TopicEntry::new().put(id, queue, names).expect("a new topic changes"))
-            }
+            None => return self.put_new_topic(topic, id, queue),
         };
+        self.view.topics.insert(key.clone(), Arc::new(entry));
+        self.count_put(key, new_name)
+    }
+
+    /// `put_queue_as` in one descent of the topic map instead of two (a lookup, then an insert): the path to the
+    /// topic is made the writer's own on the way down (`get_prev_mut` finds the key itself when present), which is
+    /// wasted on a topic whose queue turns out unchanged — so only for puts that almost always change something
+    /// (a broker's first registration, the bulk of a cold load).
+    fn put_queue_in_place(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
+        let names = &self.view.names;
+        let (key, new_name) = match self.view.topics.get_prev_mut(topic) {
+            Some((k, e)) if **k == *topic => match e.put(id, queue, names) {
+                Some((entry, new_name)) => {
+                    *e = Arc::new(entry);
+                    (k.clone(), new_name)
+                }
+                None => return Put::Unchanged,
+            },
+            _ => return self.put_new_topic(topic, id, queue),
+        };
+        self.count_put(key, new_name)
+    }
+
+    fn put_new_topic(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
+        let key: Arc<str> = Arc::from(topic);
+        self.changes.created.push(&key);
+        let entry = TopicEntry::new().put(id, queue, &self.view.names).expect("a new topic changes").0;
+        self.view.topics.insert(key.clone(), Arc::new(entry));
+        self.count_put(key, true)
+    }
+
+    /// Counts a put that changed `key`'s entry.
+    fn count_put(&mut self, key: Arc<str>, new_name: bool) -> Put {
         self.bump();
         if new_name {
             self.changes.added.push(&key);
-            self.view.topics.insert(key.clone(), Arc::new(entry));
             Put::Added(key)
         } else {
             self.changes.updated += 1;
-            self.view.topics.insert(key, Arc::new(entry));
             Put::Updated
         }
     }

@@ -259,7 +259,7 @@ impl RouteTables {
                 perm: p,
                 topic_sys_flag: tc.topic_sys_flag,
             };
-            match self.put_queue_as(&tc.topic_name, id, queue) {
+            match self.put_queue_as(&tc.topic_name, id, queue, register_first) {
                 Put::Unchanged => continue,
                 Put::Updated => {}
                 Put::Added(key) => added.push((key, true)),
