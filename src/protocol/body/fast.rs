@@ -107,7 +107,11 @@ fn empty_list() -> Option<Vec<String>> {
 
 /// `None`: not the usual shape; use the lenient decoder. With the body, its mark when it has a DataVersion.
 pub(super) fn decode(body: &[u8]) -> Option<(RegisterBrokerBody, Option<BodyMark>)> {
-    let Obj(parsed): Obj<Body> = serde_json::from_slice(body).ok()?;
+    // One UTF-8 check of the whole body (a fast pass over ASCII) instead of one per string: a 10k-topic body has
+    // ~110k short strings, and checking each on its own took ~15 % of the decode. A body that is not UTF-8 goes
+    // the lenient way, which reads it as Java does (lossily).
+    let text = std::str::from_utf8(body).ok()?;
+    let Obj(parsed): Obj<Body> = serde_json::from_str(text).ok()?;
     let mut out = RegisterBrokerBody { filter_server_list: parsed.filter_server_list, ..Default::default() };
     let Some(Obj(wrapper)) = parsed.topic_config_serialize_wrapper else {
         return Some((out, None));

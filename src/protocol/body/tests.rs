@@ -267,6 +267,27 @@ fn fast_path_reads_beans_only_from_objects() {
     }
 }
 
+/// A body that is not UTF-8 — a stray byte in a field we ignore, or in a topic name — is the lenient decoder's
+/// (which reads it lossily, as Java's `new String(bytes, UTF_8)` does): the fast path checks the whole body once.
+#[test]
+fn a_body_that_is_not_utf8_decodes_as_the_lenient_decoder_reads_it() {
+    let clean: &[u8] = br#"{"topicConfigSerializeWrapper":{"topicConfigTable":{"t":{"topicFilterType":"SINGLE_TAG","topicName":"t","perm":4}}}}"#;
+    assert!(super::fast::decode(clean).is_some(), "the clean body is the fast path's");
+    let after =
+        |needle: &[u8]| clean.windows(needle.len()).position(|w| w == needle).expect("in the body") + needle.len();
+    let (ignored, name) = (after(b"\"SING"), after(b"Name\":\"t"));
+    let stray_in_ignored = [&clean[..ignored], b"\xff", &clean[ignored..]].concat();
+    let stray_in_name = [&clean[..name], b"\xfe", &clean[name..]].concat();
+    assert!(stray_in_ignored.windows(7).any(|w| w == b"SING\xffLE"));
+    assert!(stray_in_name.windows(5).any(|w| w == b"\"t\xfe\","));
+    for body in [stray_in_ignored, stray_in_name] {
+        assert!(super::fast::decode(&body).is_none());
+        let lenient = super::register::decode_lenient(&body, 479).expect("read lossily");
+        assert_eq!(lenient.topic_configs[0].perm, 4);
+        assert_eq!(decode_register_broker_body(&body, false, 479, MB), Ok(lenient));
+    }
+}
+
 fn zlib(raw: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
