@@ -174,8 +174,7 @@ impl TopicEntry {
 
     /// `put` when a queue does not pack: the entry rebuilt from its unpacked slots.
     fn rebuilt(&self, found: Result<usize, usize>, id: NameId, queue: Queue) -> (TopicEntry, bool) {
-        let mut parts: Vec<(NameId, u32, Queue)> =
-            self.slots.iter().map(|s| (s.name, s.added, self.queue_of(s))).collect();
+        let mut parts = self.parts();
         let (added, new) = match found {
             Ok(i) => {
                 parts[i].2 = queue;
@@ -188,6 +187,11 @@ impl TopicEntry {
         };
         let peak = self.peak.max(parts.len() as u32);
         (TopicEntry::from_parts(parts, added, peak), new)
+    }
+
+    /// The slots unpacked, (name, added, queue): what an entry with odd queues is rebuilt from (`from_parts`).
+    fn parts(&self) -> Vec<(NameId, u32, Queue)> {
+        self.slots.iter().map(|s| (s.name, s.added, self.queue_of(s))).collect()
     }
 
     fn from_parts(parts: Vec<(NameId, u32, Queue)>, added: u32, peak: u32) -> TopicEntry {
@@ -210,8 +214,7 @@ impl TopicEntry {
     pub fn without(&self, name: &str, names: &Names) -> Option<TopicEntry> {
         let i = self.find(name, names).ok()?;
         if self.wide.is_some() {
-            let mut parts: Vec<(NameId, u32, Queue)> =
-                self.slots.iter().map(|s| (s.name, s.added, self.queue_of(s))).collect();
+            let mut parts = self.parts();
             parts.remove(i);
             return Some(TopicEntry::from_parts(parts, self.added, self.peak));
         }
