@@ -3,7 +3,7 @@
 //! store and ports. Also: raw-protocol probes of a name server (cluster info, routes) for polling without starting a
 //! JVM each time.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -21,21 +21,10 @@ pub const BROKER_49: &str = "4.9.7";
 /// How long a cold broker may take on two busy cores.
 const BOOT_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Picks `listenPort` such that `listenPort`, `listenPort − 2` (the "VIP" channel) and `listenPort + 1` (HA) are
-/// all free right now.
+/// Picks `listenPort` such that `listenPort − 2` (the "VIP" channel), `listenPort` and `listenPort + 1` (HA) are
+/// all free right now, outside the ephemeral range (see `free_port_block`).
 pub fn free_broker_port() -> u16 {
-    for _ in 0..200 {
-        let p = super::free_port();
-        if !(1030..=65000).contains(&p) {
-            continue;
-        }
-        let all_free =
-            [p - 2, p, p + 1].iter().all(|port| TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], *port))).is_ok());
-        if all_free {
-            return p;
-        }
-    }
-    panic!("no free broker port triple found");
+    super::free_port_block(4) + 2
 }
 
 pub struct Broker {

@@ -34,10 +34,43 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-/// A port that was free a moment ago: bind `127.0.0.1:0` and release it.
+/// A port that was free a moment ago, for a server a test starts (often a JVM that binds it seconds later).
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local_addr").port()
+    free_port_block(1)
+}
+
+/// The first of `n` consecutive ports that were all free a moment ago.
+///
+/// They come from below the kernel's ephemeral range (`ip_local_port_range`), never from `bind(0)`: between the
+/// pick and a JVM's bind seconds later, the local end of any outgoing connection could take a port from the
+/// ephemeral range (a Java broker once failed with `BindException` on its HA port that way), but never one below
+/// it. The search starts at a place derived from the process id and moves on with every pick, so test threads and
+/// test binaries running side by side do not pick the same block.
+pub fn free_port_block(n: u16) -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    const LOW: u32 = 10_240;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let span = ephemeral_low.saturating_sub(LOW + u32::from(n));
+    assert!(span >= 1_000, "the ephemeral port range starts at {ephemeral_low}: too few ports below it for tests");
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(7_919) % span,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    for _ in 0..span {
+        let base = LOW + NEXT.fetch_add(u32::from(n), Ordering::Relaxed) % span;
+        let free = (base..base + u32::from(n))
+            .all(|port| TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port as u16))).is_ok());
+        if free {
+            return base as u16;
+        }
+    }
+    panic!("no {n} consecutive free ports below {ephemeral_low}");
 }
 
 /// Waits until `addr` accepts a TCP connection. Fails early when `child` exits, or after `timeout`; on failure the
