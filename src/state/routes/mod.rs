@@ -38,7 +38,7 @@ mod tests_same;
 pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
 pub use same::MarkInfo;
-pub use topic_entry::{Queue, TopicEntry};
+pub use topic_entry::{Queue, Shapes, TopicEntry};
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -188,6 +188,8 @@ pub struct RouteTables {
     generation: u64,
     /// name → id for `view.names`.
     interner: names::Interner,
+    /// The topic shapes built by the current operation, so topics of one shape share the next (`topic_entry`).
+    shapes: Shapes,
     /// brokerAddr → how its last recognisable body was applied (`same`).
     records: std::collections::HashMap<Arc<str>, same::Record, ahash::RandomState>,
     /// brokerName → bumped whenever a queue filed under the name is put or removed (`same`).
@@ -316,7 +318,7 @@ impl RouteTables {
         }
         let names = &self.view.names;
         let (key, (entry, new_name)) = match self.view.topics.get_key_value(topic) {
-            Some((k, e)) => match e.put(id, queue, names) {
+            Some((k, e)) => match e.put(id, queue, names, &mut self.shapes) {
                 Some(changed) => (k.clone(), changed),
                 None => return Put::Unchanged,
             },
@@ -333,7 +335,7 @@ impl RouteTables {
     fn put_queue_in_place(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
         let names = &self.view.names;
         let (key, new_name) = match self.view.topics.get_prev_mut(topic) {
-            Some((k, e)) if **k == *topic => match e.put(id, queue, names) {
+            Some((k, e)) if **k == *topic => match e.put(id, queue, names, &mut self.shapes) {
                 Some((entry, new_name)) => {
                     *e = Arc::new(entry);
                     (k.clone(), new_name)
@@ -348,7 +350,7 @@ impl RouteTables {
     fn put_new_topic(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
         let key: Arc<str> = Arc::from(topic);
         self.changes.created.push(&key);
-        let entry = TopicEntry::new().put(id, queue, &self.view.names).expect("a new topic changes").0;
+        let entry = self.shapes.first(id, queue);
         self.view.topics.insert(key.clone(), Arc::new(entry));
         self.count_put(key, true)
     }
@@ -370,7 +372,7 @@ impl RouteTables {
         let Some((key, entry)) = self.view.topics.get_key_value(topic) else {
             return;
         };
-        let Some(entry) = entry.without(broker_name, &self.view.names) else {
+        let Some(entry) = entry.without(broker_name, &self.view.names, &mut self.shapes) else {
             return;
         };
         let key = key.clone();
@@ -406,8 +408,10 @@ impl RouteTables {
     }
 
     /// Merges the recorded moves into `view.broker_topics`: per broker name one pass over its sorted topics and its
-    /// sorted moves, the last move of a topic deciding. Every operation that puts or removes queues ends with it.
+    /// sorted moves, the last move of a topic deciding. Every operation that puts or removes queues ends with it,
+    /// so it also lets go of the shapes the operation built.
     fn merge_broker_topics(&mut self) {
+        self.shapes.clear();
         for (name, mut moves) in std::mem::take(&mut self.topic_moves) {
             // Stable: a topic's moves stay in the order they were made, so the last of each run is the latest.
             moves.sort_by(|a, b| a.0.cmp(&b.0));

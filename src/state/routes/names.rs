@@ -1,6 +1,5 @@
-//! Broker names, interned: a topic's entry holds 4-byte ids instead of string handles, so copying an entry on write
-//! is one allocation and a `memcpy`, with no reference counts to touch (the cold load of a cluster copies an entry
-//! once per broker that joins the topic).
+//! Broker names, interned: a topic's shape holds 4-byte ids instead of string handles, so building a shape is one
+//! allocation and a `memcpy`, with no reference counts to touch, and the writer compares ranks, not strings.
 //!
 //! An id is never reused, so an id read from any view means the same name in every view. Names are few (one per
 //! broker group ever registered); they stay for the life of the process, as Java's `brokerAddrTable` bins do.

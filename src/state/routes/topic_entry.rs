@@ -1,16 +1,21 @@
-//! One topic's queue data: brokerName → QueueData (a row of Java's `topicQueueTable`), compact.
+//! One topic's queue data: brokerName → QueueData (a row of Java's `topicQueueTable`), in two shared parts.
 //!
-//! An entry is a boxed slice of 12-byte slots sorted by broker name: an interned name id (`names`), when the name
-//! was added, and the four integers of a QueueData packed into one `u32` (`pack`; a queue that does not fit is kept
-//! whole beside the slots). The writer never edits an entry a reader may hold; it builds the changed copy (`put`,
-//! `without`) — one allocation and a `memcpy` of the slots, no per-slot reference counts or allocations — so a
-//! registration's cost per topic barely grows with the brokers sharing the topic.
+//! - The shape: the broker names the topic has, as interned ids (`names`) sorted by name, with when each was added
+//!   and how many the topic ever held.
+//! - The queues: one `Queue` for all names when they are equal — what the brokers of a cluster carrying the same
+//!   topics send — otherwise one per name.
+//!
+//! Topics with the same history have the same shape, and share it. A broker joining (or leaving) k topics that had
+//! one shape builds the next shape once (`Shapes`, a memo the writer keeps for one operation); every other topic
+//! takes it with a reference count. So the entry copied on write is a few words whatever the number of brokers
+//! sharing the topic, and a registration filing k topics costs O(k) entries, not O(k × brokers per topic).
 //!
 //! Java keeps the row in a `HashMap`, and where it takes "the first" QueueData of a topic (the unit-topic lists,
 //! 311–313, judge a topic by it) that is the first in the map's iteration order: by bin of the broker name, names
-//! sharing a bin in the order they were added. So an entry remembers when each name was added and how many it ever
+//! sharing a bin in the order they were added. So a shape remembers when each name was added and how many it ever
 //! held (a `HashMap` grows and never shrinks).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::model::QueueData;
@@ -28,6 +33,9 @@ pub struct Queue {
 }
 
 impl Queue {
+    /// What an empty entry's `Queues::Same` holds, so that equal entries compare equal.
+    const NONE: Queue = Queue { read_queue_nums: 0, write_queue_nums: 0, perm: 0, topic_sys_flag: 0 };
+
     pub fn of(qd: &QueueData) -> Queue {
         Queue {
             read_queue_nums: qd.read_queue_nums,
@@ -48,48 +56,172 @@ impl Queue {
     }
 }
 
-/// A queue in 31 bits: read and write queue numbers below 2048, perm below 16 (its four bits) and sys flag below 32 (its
-/// two bits and room) — what every broker sends in practice. Anything else is kept whole in the entry's `wide` list
-/// and the slot holds `WIDE | index`.
-const WIDE: u32 = 1 << 31;
-
-fn pack(q: Queue) -> Option<u32> {
-    let field = |v: i32, bits: u32| u32::try_from(v).ok().filter(|v| *v < 1 << bits);
-    let (r, w) = (field(q.read_queue_nums, 11)?, field(q.write_queue_nums, 11)?);
-    let (p, f) = (field(q.perm, 4)?, field(q.topic_sys_flag, 5)?);
-    Some(r | w << 11 | p << 22 | f << 26)
+/// The names of a topic and their history. Never changed once shared; `joined` and `left` build the next one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// (name, when it was added to the topic), sorted by name. Replacing a name's queue keeps its place, as
+    /// `HashMap.put` does.
+    slots: Box<[(NameId, u32)]>,
+    /// The next "when added".
+    added: u32,
+    /// The most names the topic ever held.
+    peak: u32,
 }
 
-fn unpack(v: u32) -> Queue {
-    let field = |shift: u32, bits: u32| ((v >> shift) & ((1 << bits) - 1)) as i32;
-    Queue {
-        read_queue_nums: field(0, 11),
-        write_queue_nums: field(11, 11),
-        perm: field(22, 4),
-        topic_sys_flag: field(26, 5),
+impl Shape {
+    fn empty() -> Arc<Shape> {
+        Arc::new(Shape { slots: Box::new([]), added: 0, peak: 0 })
+    }
+
+    /// With `id` inserted at `i`.
+    fn joined(&self, i: usize, id: NameId) -> Shape {
+        let mut slots = Vec::with_capacity(self.slots.len() + 1);
+        slots.extend_from_slice(&self.slots[..i]);
+        slots.push((id, self.added));
+        slots.extend_from_slice(&self.slots[i..]);
+        let peak = self.peak.max(slots.len() as u32);
+        Shape { slots: slots.into_boxed_slice(), added: self.added + 1, peak }
+    }
+
+    /// Without the name at `i`.
+    fn left(&self, i: usize) -> Shape {
+        let mut slots = self.slots.to_vec();
+        slots.remove(i);
+        Shape { slots: slots.into_boxed_slice(), added: self.added, peak: self.peak }
     }
 }
 
-/// 12 bytes: half of what the four integers and the ids took unpacked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Slot {
-    name: NameId,
-    /// When the name was added to this topic (replacing its queue keeps its place, as `HashMap.put` does).
-    added: u32,
-    /// `pack`ed, or `WIDE | index` into `TopicEntry::wide`.
-    queue: u32,
+/// (the shape's address, the name, joined or left) → (that shape, the shape after).
+type Memo = HashMap<(usize, NameId, bool), (Arc<Shape>, Arc<Shape>), ahash::RandomState>;
+
+/// A change to one slot of a topic's queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Edit {
+    Set(Queue),
+    Insert(Queue),
+    Remove,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What a topic's queues were: `Same` by its shape's address (which fixes the length) and the queue, `Each` by the
+/// list's address.
+type QueuesKey = (usize, Option<Queue>, u32, Edit);
+
+/// (the queues before, the slot, the edit) → (the entry they came from, the queues after).
+type QueuesMemo = HashMap<QueuesKey, (TopicEntry, Queues), ahash::RandomState>;
+
+/// The shapes and queue lists built during one operation, so that topics which were alike stay alike and share:
+/// (shape, name, joined or left) → the shape after, and (queues, slot, edit) → the queues after. The writer clears
+/// both at the end of every operation (`clear`). Each holds what it started from too, so that an address cannot
+/// be freed and reused while it is a key.
+#[derive(Clone, Debug)]
+pub struct Shapes {
+    memo: Memo,
+    queues: QueuesMemo,
+    /// The shape new topics start from: one for all, so that the topics a broker creates share their next shape.
+    empty: Arc<Shape>,
+}
+
+impl Default for Shapes {
+    fn default() -> Self {
+        Shapes { memo: HashMap::default(), queues: HashMap::default(), empty: Shape::empty() }
+    }
+}
+
+impl Shapes {
+    /// More than any operation needs in practice (one per distinct shape it meets); a bound, not a tuning knob.
+    const MAX: usize = 1 << 16;
+
+    pub fn clear(&mut self) {
+        self.memo.clear();
+        self.queues.clear();
+    }
+
+    /// A new topic's entry: `queue` under `id`.
+    pub fn first(&mut self, id: NameId, queue: Queue) -> TopicEntry {
+        let shape = self.after(&self.empty.clone(), id, true, |s| s.joined(0, id));
+        TopicEntry { shape, queues: Queues::Same(queue) }
+    }
+
+    fn after(&mut self, from: &Arc<Shape>, id: NameId, join: bool, build: impl FnOnce(&Shape) -> Shape) -> Arc<Shape> {
+        let key = (Arc::as_ptr(from) as usize, id, join);
+        if let Some((_, to)) = self.memo.get(&key) {
+            return to.clone();
+        }
+        if self.memo.len() >= Self::MAX {
+            self.memo.clear();
+        }
+        let to = Arc::new(build(from));
+        self.memo.insert(key, (from.clone(), to.clone()));
+        to
+    }
+
+    /// `from`'s queues with `edit` at slot `i`: a perm change of one broker over k topics of one shape builds one
+    /// list, not k.
+    fn edited(&mut self, from: &TopicEntry, i: usize, edit: Edit) -> Queues {
+        let key = match &from.queues {
+            Queues::Same(q) => (Arc::as_ptr(&from.shape) as usize, Some(*q), i as u32, edit),
+            Queues::Each(qs) => (Arc::as_ptr(qs) as *const Queue as usize, None, i as u32, edit),
+        };
+        if let Some((_, to)) = self.queues.get(&key) {
+            return to.clone();
+        }
+        if self.queues.len() >= Self::MAX {
+            self.queues.clear();
+        }
+        let to = from.queues.edited(from.len(), |qs| match edit {
+            Edit::Set(q) => qs[i] = q,
+            Edit::Insert(q) => qs.insert(i, q),
+            Edit::Remove => {
+                qs.remove(i);
+            }
+        });
+        self.queues.insert(key, (from.clone(), to.clone()));
+        to
+    }
+}
+
+/// A topic's queues, one per slot of its shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Queues {
+    /// Every name has this queue (`Queue::NONE` when there is no name).
+    Same(Queue),
+    /// Not all equal: one per slot.
+    Each(Arc<[Queue]>),
+}
+
+impl Queues {
+    fn get(&self, i: usize) -> Queue {
+        match self {
+            Queues::Same(q) => *q,
+            Queues::Each(qs) => qs[i],
+        }
+    }
+
+    /// `len` queues with `edit` applied, `Same` when they come out equal, so equal entries compare equal.
+    fn edited(&self, len: usize, edit: impl FnOnce(&mut Vec<Queue>)) -> Queues {
+        let mut qs = match self {
+            Queues::Same(q) => vec![*q; len],
+            Queues::Each(qs) => qs.to_vec(),
+        };
+        edit(&mut qs);
+        match qs.first() {
+            None => Queues::Same(Queue::NONE),
+            Some(first) if qs.iter().all(|q| q == first) => Queues::Same(*first),
+            Some(_) => Queues::Each(qs.into()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopicEntry {
-    /// Sorted by broker name.
-    slots: Box<[Slot]>,
-    /// The queues that do not pack, for the slots that point here; `None` in the usual entry.
-    wide: Option<Box<[Queue]>>,
-    /// The next `Slot::added`.
-    added: u32,
-    /// The most names the entry ever held.
-    peak: u32,
+    shape: Arc<Shape>,
+    queues: Queues,
+}
+
+impl Default for TopicEntry {
+    fn default() -> Self {
+        TopicEntry { shape: Shape::empty(), queues: Queues::Same(Queue::NONE) }
+    }
 }
 
 impl TopicEntry {
@@ -98,25 +230,17 @@ impl TopicEntry {
     }
 
     fn find(&self, name: &str, names: &Names) -> Result<usize, usize> {
-        self.slots.binary_search_by(|s| (**names.name(s.name)).cmp(name))
+        self.shape.slots.binary_search_by(|(id, _)| (**names.name(*id)).cmp(name))
     }
 
     /// `find` for an interned name: the same answer, by rank.
     fn find_id(&self, id: NameId, names: &Names) -> Result<usize, usize> {
         let rank = names.rank(id);
-        self.slots.binary_search_by(|s| names.rank(s.name).cmp(&rank))
-    }
-
-    fn queue_of(&self, s: &Slot) -> Queue {
-        match (s.queue & WIDE, &self.wide) {
-            (0, _) => unpack(s.queue),
-            (_, Some(wide)) => wide[(s.queue & !WIDE) as usize],
-            (_, None) => unreachable!("a wide slot without the wide list"),
-        }
+        self.shape.slots.binary_search_by(|(s, _)| names.rank(*s).cmp(&rank))
     }
 
     pub fn queue(&self, name: &str, names: &Names) -> Option<Queue> {
-        self.find(name, names).ok().map(|i| self.queue_of(&self.slots[i]))
+        self.find(name, names).ok().map(|i| self.queues.get(i))
     }
 
     pub fn contains(&self, name: &str, names: &Names) -> bool {
@@ -125,111 +249,78 @@ impl TopicEntry {
 
     /// Broker names, in name order.
     pub fn names<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = &'a Arc<str>> + 'a {
-        self.slots.iter().map(|s| names.name(s.name))
+        self.shape.slots.iter().map(|(id, _)| names.name(*id))
     }
 
     /// (name, queue), in name order.
     pub fn queues<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = (&'a Arc<str>, Queue)> + 'a {
-        self.slots.iter().map(|s| (names.name(s.name), self.queue_of(s)))
+        self.shape.slots.iter().enumerate().map(|(i, (id, _))| (names.name(*id), self.queues.get(i)))
     }
 
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.shape.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.shape.slots.is_empty()
     }
 
     /// A copy with `queue` under `id` (whose name is `names.name(id)`) and whether the name is new to the topic;
-    /// `None` when the topic already has that very queue under the name. One search for both.
-    pub fn put(&self, id: NameId, queue: Queue, names: &Names) -> Option<(TopicEntry, bool)> {
-        let found = self.find_id(id, names);
-        if let Ok(i) = found {
-            if self.queue_of(&self.slots[i]) == queue {
-                return None;
-            }
-        }
-        let packed = pack(queue).filter(|_| self.wide.is_none());
-        let Some(packed) = packed else {
-            return Some(self.rebuilt(found, id, queue));
-        };
-        // The usual case: every queue packs, so the copy is one allocation and a `memcpy`.
-        match found {
+    /// `None` when the topic already has that very queue under the name. One search for both; a new name's shape
+    /// comes from `shapes` when another topic of the same shape was joined already.
+    pub fn put(&self, id: NameId, queue: Queue, names: &Names, shapes: &mut Shapes) -> Option<(TopicEntry, bool)> {
+        let len = self.len();
+        match self.find_id(id, names) {
+            Ok(i) if self.queues.get(i) == queue => None,
             Ok(i) => {
-                let mut slots = self.slots.clone();
-                slots[i].queue = packed;
-                Some((TopicEntry { slots, wide: None, added: self.added, peak: self.peak }, false))
+                let queues = shapes.edited(self, i, Edit::Set(queue));
+                Some((TopicEntry { shape: self.shape.clone(), queues }, false))
             }
             Err(i) => {
-                let mut slots = Vec::with_capacity(self.slots.len() + 1);
-                slots.extend_from_slice(&self.slots[..i]);
-                slots.push(Slot { name: id, added: self.added, queue: packed });
-                slots.extend_from_slice(&self.slots[i..]);
-                let peak = self.peak.max(slots.len() as u32);
-                Some((TopicEntry { slots: slots.into_boxed_slice(), wide: None, added: self.added + 1, peak }, true))
+                let shape = shapes.after(&self.shape, id, true, |s| s.joined(i, id));
+                let queues = match self.queues {
+                    // The usual join: the broker files the queue the others have.
+                    Queues::Same(q) if q == queue || len == 0 => Queues::Same(queue),
+                    _ => shapes.edited(self, i, Edit::Insert(queue)),
+                };
+                Some((TopicEntry { shape, queues }, true))
             }
         }
-    }
-
-    /// `put` when a queue does not pack: the entry rebuilt from its unpacked slots.
-    fn rebuilt(&self, found: Result<usize, usize>, id: NameId, queue: Queue) -> (TopicEntry, bool) {
-        let mut parts = self.parts();
-        let (added, new) = match found {
-            Ok(i) => {
-                parts[i].2 = queue;
-                (self.added, false)
-            }
-            Err(i) => {
-                parts.insert(i, (id, self.added, queue));
-                (self.added + 1, true)
-            }
-        };
-        let peak = self.peak.max(parts.len() as u32);
-        (TopicEntry::from_parts(parts, added, peak), new)
-    }
-
-    /// The slots unpacked, (name, added, queue): what an entry with odd queues is rebuilt from (`from_parts`).
-    fn parts(&self) -> Vec<(NameId, u32, Queue)> {
-        self.slots.iter().map(|s| (s.name, s.added, self.queue_of(s))).collect()
-    }
-
-    fn from_parts(parts: Vec<(NameId, u32, Queue)>, added: u32, peak: u32) -> TopicEntry {
-        let mut wide: Vec<Queue> = Vec::new();
-        let slots = parts
-            .into_iter()
-            .map(|(name, added, q)| {
-                let queue = pack(q).unwrap_or_else(|| {
-                    wide.push(q);
-                    WIDE | (wide.len() - 1) as u32
-                });
-                Slot { name, added, queue }
-            })
-            .collect();
-        let wide = (!wide.is_empty()).then(|| wide.into_boxed_slice());
-        TopicEntry { slots, wide, added, peak }
     }
 
     /// A copy without `name`; `None` when the topic has no queue of it.
-    pub fn without(&self, name: &str, names: &Names) -> Option<TopicEntry> {
+    pub fn without(&self, name: &str, names: &Names, shapes: &mut Shapes) -> Option<TopicEntry> {
         let i = self.find(name, names).ok()?;
-        if self.wide.is_some() {
-            let mut parts = self.parts();
-            parts.remove(i);
-            return Some(TopicEntry::from_parts(parts, self.added, self.peak));
-        }
-        let mut slots = Vec::with_capacity(self.slots.len() - 1);
-        slots.extend_from_slice(&self.slots[..i]);
-        slots.extend_from_slice(&self.slots[i + 1..]);
-        Some(TopicEntry { slots: slots.into_boxed_slice(), wide: None, added: self.added, peak: self.peak })
+        let id = self.shape.slots[i].0;
+        let shape = shapes.after(&self.shape, id, false, |s| s.left(i));
+        let queues = match self.queues {
+            Queues::Same(q) if self.len() > 1 => Queues::Same(q),
+            _ => shapes.edited(self, i, Edit::Remove),
+        };
+        Some(TopicEntry { shape, queues })
     }
 
     /// The queue Java's `HashMap` iteration yields first (`queueDatas.values().iterator().next()`).
     pub fn java_first<'a>(&'a self, names: &'a Names) -> Option<(&'a Arc<str>, Queue)> {
-        self.slots
-            .iter()
-            .min_by_key(|s| (java_order::hash_map_bin(names.name(s.name), self.peak as usize), s.added))
-            .map(|s| (names.name(s.name), self.queue_of(s)))
+        let peak = self.shape.peak as usize;
+        (0..self.len())
+            .min_by_key(|&i| {
+                let (id, added) = self.shape.slots[i];
+                (java_order::hash_map_bin(names.name(id), peak), added)
+            })
+            .map(|i| (names.name(self.shape.slots[i].0), self.queues.get(i)))
+    }
+
+    /// Whether two entries share their shape (tests of sharing).
+    #[cfg(test)]
+    pub(crate) fn same_shape(&self, other: &TopicEntry) -> bool {
+        Arc::ptr_eq(&self.shape, &other.shape)
+    }
+
+    /// Whether two entries share one list of per-name queues (tests of sharing).
+    #[cfg(test)]
+    fn same_queue_list(&self, other: &TopicEntry) -> bool {
+        matches!((&self.queues, &other.queues), (Queues::Each(a), Queues::Each(b)) if Arc::ptr_eq(a, b))
     }
 }
 
@@ -242,16 +333,21 @@ mod tests {
         Queue { read_queue_nums: 1, write_queue_nums: 1, perm: 6, topic_sys_flag: flag }
     }
 
+    #[derive(Default)]
     struct Fixture {
         names: Names,
         interner: Interner,
+        shapes: Shapes,
         e: TopicEntry,
     }
 
     impl Fixture {
-        fn put(&mut self, name: &str, flag: i32) -> bool {
-            let id = self.interner.intern(&mut self.names, &Arc::from(name));
-            match self.e.put(id, q(flag), &self.names) {
+        fn id(&mut self, name: &str) -> NameId {
+            self.interner.intern(&mut self.names, &Arc::from(name))
+        }
+        fn put_queue(&mut self, name: &str, queue: Queue) -> bool {
+            let id = self.id(name);
+            match self.e.put(id, queue, &self.names, &mut self.shapes) {
                 Some((e, new)) => {
                     self.e = e;
                     new
@@ -259,19 +355,25 @@ mod tests {
                 None => false,
             }
         }
+        fn put(&mut self, name: &str, flag: i32) -> bool {
+            self.put_queue(name, q(flag))
+        }
         fn remove(&mut self, name: &str) {
-            self.e = self.e.without(name, &self.names).expect("present");
+            self.e = self.e.without(name, &self.names, &mut self.shapes).expect("present");
         }
         fn first(&self) -> (String, i32) {
             let (n, q) = self.e.java_first(&self.names).expect("not empty");
             (n.to_string(), q.topic_sys_flag)
+        }
+        fn all(&self) -> Vec<(String, Queue)> {
+            self.e.queues(&self.names).map(|(n, q)| (n.to_string(), q)).collect()
         }
     }
 
     #[test]
     fn java_first_is_by_bin_then_by_insertion() {
         // Bins of 16: b-0 → 4, b-1 and b-a → 7.
-        let mut f = Fixture { names: Names::default(), interner: Interner::default(), e: TopicEntry::new() };
+        let mut f = Fixture::default();
         assert!(f.put("b-a", 2));
         assert!(f.put("b-1", 0));
         assert_eq!(f.first().0, "b-a", "same bin: the one added first");
@@ -286,7 +388,7 @@ mod tests {
         assert_eq!(f.first().0, "b-1", "added again: last of its bin");
         let listed: Vec<&str> = f.e.names(&f.names).map(|n| &**n).collect();
         assert_eq!(listed, ["b-1", "b-a"], "name order");
-        assert!(f.e.without("b-0", &f.names).is_none());
+        assert!(f.e.without("b-0", &f.names, &mut f.shapes).is_none());
     }
 
     #[test]
@@ -298,60 +400,143 @@ mod tests {
     }
 
     #[test]
-    fn a_slot_is_12_bytes() {
-        assert_eq!(std::mem::size_of::<Slot>(), 12);
+    fn an_entry_is_a_few_words_whatever_its_brokers() {
+        assert_eq!(std::mem::size_of::<TopicEntry>(), 32);
     }
 
     #[test]
-    fn queues_that_do_not_pack_are_kept_whole() {
-        let mut f = Fixture { names: Names::default(), interner: Interner::default(), e: TopicEntry::new() };
-        let usual = Queue { read_queue_nums: 2047, write_queue_nums: 8, perm: 15, topic_sys_flag: 31 };
+    fn queues_are_kept_once_when_equal_and_per_name_otherwise() {
+        let mut f = Fixture::default();
+        let usual = Queue { read_queue_nums: 8, write_queue_nums: 8, perm: 6, topic_sys_flag: 0 };
         let odd = [
-            Queue { read_queue_nums: 2048, ..usual },
-            Queue { write_queue_nums: 65_536, ..usual },
+            Queue { read_queue_nums: 65_536, ..usual },
             Queue { perm: 16, ..usual },
             Queue { topic_sys_flag: -1, ..usual },
             Queue { read_queue_nums: i32::MIN, write_queue_nums: i32::MAX, perm: -6, topic_sys_flag: 1 << 30 },
         ];
-        let id = |f: &mut Fixture, n: &str| f.interner.intern(&mut f.names, &Arc::from(n));
-        let put = |f: &mut Fixture, n: &str, q: Queue| {
-            let i = id(f, n);
-            if let Some((e, _)) = f.e.put(i, q, &f.names) {
-                f.e = e;
-            }
-        };
-        put(&mut f, "b-0", usual);
-        assert!(f.e.wide.is_none(), "the usual queue packs");
+        f.put_queue("b-0", usual);
+        f.put_queue("b-9", usual);
+        assert_eq!(f.e.queues, Queues::Same(usual));
         for (k, q) in odd.iter().enumerate() {
-            put(&mut f, &format!("b-{}", k + 1), *q);
+            f.put_queue(&format!("b-{}", k + 1), *q);
         }
-        put(&mut f, "b-9", usual);
+        assert!(matches!(f.e.queues, Queues::Each(_)));
         assert_eq!(f.e.queue("b-0", &f.names), Some(usual));
         assert_eq!(f.e.queue("b-9", &f.names), Some(usual));
         for (k, q) in odd.iter().enumerate() {
             assert_eq!(f.e.queue(&format!("b-{}", k + 1), &f.names), Some(*q));
         }
-        let b3 = id(&mut f, "b-3");
-        assert!(f.e.put(b3, odd[2], &f.names).is_none(), "the same odd queue is no change");
-        // Removing and replacing odd queues keeps the others right, and the entry packs again without them.
+        assert!(!f.put_queue("b-3", odd[2]), "the same queue is no change");
+        let b3 = f.id("b-3");
+        assert!(f.e.put(b3, odd[2], &f.names, &mut f.shapes).is_none());
+        // Removing and replacing odd queues keeps the others right, and one queue is kept again without them.
         f.remove("b-2");
-        put(&mut f, "b-1", usual);
+        f.put_queue("b-1", usual);
         assert_eq!(f.e.queue("b-3", &f.names), Some(odd[2]));
-        assert_eq!(f.e.queue("b-5", &f.names), Some(odd[4]));
+        assert_eq!(f.e.queue("b-4", &f.names), Some(odd[3]));
         assert_eq!(f.e.java_first(&f.names).map(|(n, _)| n.to_string()).as_deref(), Some("b-0"));
-        for n in ["b-3", "b-4", "b-5"] {
+        f.remove("b-3");
+        f.put_queue("b-4", usual);
+        assert_eq!(f.e.queues, Queues::Same(usual), "no odd queue left");
+        assert_eq!(
+            f.all(),
+            [("b-0".into(), usual), ("b-1".into(), usual), ("b-4".into(), usual), ("b-9".into(), usual)]
+        );
+        for n in ["b-0", "b-1", "b-4", "b-9"] {
             f.remove(n);
         }
-        assert_eq!(f.e.wide, None, "no odd queue left");
-        let all: Vec<(String, Queue)> = f.e.queues(&f.names).map(|(n, q)| (n.to_string(), q)).collect();
-        assert_eq!(all, [("b-0".into(), usual), ("b-1".into(), usual), ("b-9".into(), usual)]);
+        assert!(f.e.is_empty());
+        assert_eq!(f.e.queues, Queues::Same(Queue::NONE));
     }
 
     #[test]
-    fn packing_is_exact_at_the_edges() {
-        for (r, w, p, f) in [(0, 0, 0, 0), (2047, 2047, 15, 31), (16, 16, 6, 0), (1, 2047, 8, 3)] {
-            let q = Queue { read_queue_nums: r, write_queue_nums: w, perm: p, topic_sys_flag: f };
-            assert_eq!(pack(q).map(unpack), Some(q));
+    fn topics_with_the_same_history_share_one_shape() {
+        let mut f = Fixture::default();
+        let ids: Vec<NameId> = (0..50).map(|b| f.id(&format!("broker-{b}"))).collect();
+        let mut topics = vec![TopicEntry::new(); 1_000];
+        for (b, id) in ids.iter().enumerate() {
+            for (t, e) in topics.iter_mut().enumerate() {
+                // Every tenth topic gets its own queue from the third broker on: the queues differ, the shape not.
+                let flag = if t % 10 == 0 && b >= 2 { b as i32 } else { 0 };
+                *e = e.put(*id, q(flag), &f.names, &mut f.shapes).expect("a new name").0;
+            }
+            f.shapes.clear();
+        }
+        assert!(topics.iter().all(|e| e.same_shape(&topics[0]) && e.len() == 50));
+        assert_eq!(topics[0].queue("broker-7", &f.names), Some(q(7)));
+        assert_eq!(topics[1].queue("broker-7", &f.names), Some(q(0)));
+        assert_eq!(Arc::strong_count(&topics[0].shape), 1_000, "one shape, held by every topic and nothing else");
+        // Leaving shares too; a topic with another history gets its own shape.
+        let gone: Vec<TopicEntry> =
+            topics.iter().map(|e| e.without("broker-3", &f.names, &mut f.shapes).expect("present")).collect();
+        assert!(gone.iter().all(|e| e.same_shape(&gone[0]) && e.len() == 49));
+        let other = topics[5].without("broker-4", &f.names, &mut f.shapes).expect("present");
+        assert!(!other.same_shape(&gone[0]));
+        f.shapes.clear();
+        // One broker's queue changed over every topic (a perm change): one list for the topics whose queues were
+        // all equal, one for those that had their own, and none copied per topic.
+        let b7 = f.id("broker-7");
+        let changed: Vec<TopicEntry> =
+            topics.iter().map(|e| e.put(b7, q(99), &f.names, &mut f.shapes).expect("a change").0).collect();
+        assert!(changed.iter().all(|e| e.same_shape(&topics[0]) && e.queue("broker-7", &f.names) == Some(q(99))));
+        assert!(changed.iter().enumerate().all(|(t, e)| e.same_queue_list(&changed[t % 10])));
+        assert!(!changed[0].same_queue_list(&changed[1]));
+        assert_eq!(changed[0].queue("broker-8", &f.names), Some(q(8)));
+        assert_eq!(changed[1].queue("broker-8", &f.names), Some(q(0)));
+    }
+
+    proptest::proptest! {
+        /// Against a model that keeps (name → queue, when added) in a `BTreeMap`: the contents and Java's "first"
+        /// agree after any sequence of puts and removals on several topics sharing shapes. An op is (topic, name,
+        /// 0 = remove or 1–3 = put a queue, whether the writer's operation ends here).
+        #[test]
+        fn entries_agree_with_a_plain_map(ops in proptest::collection::vec((0..4usize, 0..20u32, 0..4i32, 0..8u8), 1..600)) {
+            use std::collections::BTreeMap;
+            let mut f = Fixture::default();
+            let mut entries = vec![TopicEntry::new(); 4];
+            // Per topic: name → (queue, when added), the next "when added", the most names held.
+            type Model = (BTreeMap<String, (Queue, u32)>, u32, u32);
+            let mut models: Vec<Model> = vec![Default::default(); 4];
+            for (step, (t, n, kind, end)) in ops.into_iter().enumerate() {
+                let name = format!("b-{n}");
+                let (model, added, peak) = &mut models[t];
+                if kind == 0 {
+                    let had = model.remove(&name).is_some();
+                    let after = entries[t].without(&name, &f.names, &mut f.shapes);
+                    proptest::prop_assert_eq!(after.is_some(), had, "step {}", step);
+                    if let Some(e) = after {
+                        entries[t] = e;
+                    }
+                } else {
+                    let queue = q(kind);
+                    let id = f.id(&name);
+                    let new = !model.contains_key(&name);
+                    let changed = model.get(&name).is_none_or(|(old, _)| *old != queue);
+                    let at = model.get(&name).map_or(*added, |(_, a)| *a);
+                    model.insert(name.clone(), (queue, at));
+                    if new {
+                        *added += 1;
+                        *peak = (*peak).max(model.len() as u32);
+                    }
+                    match entries[t].put(id, queue, &f.names, &mut f.shapes) {
+                        Some((e, was_new)) => {
+                            proptest::prop_assert!(changed && was_new == new, "step {}", step);
+                            entries[t] = e;
+                        }
+                        None => proptest::prop_assert!(!changed, "step {}", step),
+                    }
+                }
+                if end == 0 {
+                    f.shapes.clear();
+                }
+                let (model, _, peak) = &models[t];
+                let got: Vec<(String, Queue)> = entries[t].queues(&f.names).map(|(n, q)| (n.to_string(), q)).collect();
+                let want: Vec<(String, Queue)> = model.iter().map(|(n, (q, _))| (n.clone(), *q)).collect();
+                proptest::prop_assert_eq!(got, want, "step {}", step);
+                let first = model.iter().min_by_key(|(n, (_, a))| (java_order::hash_map_bin(n, *peak as usize), *a));
+                let got_first = entries[t].java_first(&f.names).map(|(n, q)| (n.to_string(), q));
+                proptest::prop_assert_eq!(got_first, first.map(|(n, (q, _))| (n.clone(), *q)), "step {}", step);
+            }
         }
     }
 }
