@@ -168,5 +168,42 @@ fn cold_load(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k, cold_load }
+/// One broker of a cluster whose `brokers` masters share 5k topics re-registers with every topic's perm flipped
+/// (6 ↔ 4, as after a write-perm wipe), one publish after each. It changes 5k entries whatever the brokers per topic,
+/// so the time should not grow with them.
+fn perm_change(c: &mut Criterion) {
+    const TOPICS: usize = 5_000;
+    let mut g = c.benchmark_group("perm_change_5k_topics");
+    g.sample_size(20);
+    for brokers in [10, 200] {
+        let configs = |perm| common::topic_configs((0..TOPICS).map(common::topic_name), perm);
+        let dv = |counter| namesrv::model::DataVersion { counter, state_version: 0, timestamp: 1 };
+        let reg = |b: usize, perm, counter| {
+            let addr = format!("10.0.{}.{}:10911", b / 250, b % 250);
+            RegisterBroker::new("c0", &format!("broker-{b:03}"), 0, &addr, configs(perm), dv(counter))
+        };
+        let mut tables = RouteTables::new();
+        for b in 0..brokers {
+            tables.register_broker(reg(b, 6, 1), 0, common::settings()).expect("registered");
+        }
+        let cell = ArcSwap::from_pointee(tables.view());
+        let (read_write, read_only) = (reg(7, 6, 0), reg(7, 4, 0));
+        let mut counter = 1;
+        g.bench_function(format!("{brokers}_brokers"), |b| {
+            b.iter_batched(
+                || {
+                    counter += 1;
+                    let mut r = if counter % 2 == 0 { read_only.clone() } else { read_write.clone() };
+                    r.body.data_version.counter = counter;
+                    r
+                },
+                |req| apply_and_publish(&mut tables, req, &cell),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k, cold_load, perm_change }
 criterion_main!(benches);
