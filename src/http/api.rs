@@ -95,7 +95,8 @@ pub fn topics(snap: &Snapshot, query: &str) -> Value {
         .min(TOPICS_MAX_LIMIT);
     let mut matched = 0;
     let mut names = Vec::new();
-    for t in snap.routes.topic_names() {
+    let all = snap.routes.topic_names();
+    for t in &all {
         if q.is_empty() || t.to_lowercase().contains(&q) {
             matched += 1;
             if names.len() < limit {
