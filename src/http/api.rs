@@ -95,8 +95,7 @@ pub fn topics(snap: &Snapshot, query: &str) -> Value {
         .min(TOPICS_MAX_LIMIT);
     let mut matched = 0;
     let mut names = Vec::new();
-    let all = snap.routes.topic_names();
-    for t in &all {
+    for t in snap.routes.topic_names() {
         if q.is_empty() || t.to_lowercase().contains(&q) {
             matched += 1;
             if names.len() < limit {

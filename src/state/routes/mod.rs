@@ -22,7 +22,6 @@ mod query;
 mod register;
 mod same;
 mod topic_entry;
-mod topic_map;
 mod unregister;
 
 #[cfg(test)]
@@ -40,7 +39,6 @@ pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
 pub use same::MarkInfo;
 pub use topic_entry::{Queue, Shapes, TopicEntry};
-pub use topic_map::TopicMap;
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -231,8 +229,8 @@ pub struct TopicChanges {
 /// The immutable read side. Every field is a persistent map: cloning is O(1) and shares everything.
 #[derive(Clone, Debug, Default)]
 pub struct RouteView {
-    /// topic → brokerName → QueueData (`topicQueueTable`), in hash order (`topic_map`).
-    topics: TopicMap<Arc<TopicEntry>>,
+    /// topic → brokerName → QueueData (`topicQueueTable`).
+    topics: OrdMap<Arc<str>, Arc<TopicEntry>>,
     /// The broker names `topics` refers to by id.
     names: Names,
     /// brokerName → topics with a QueueData of it: the reverse of `topics`, so broker-wide operations and
@@ -331,13 +329,13 @@ impl RouteTables {
     }
 
     /// `put_queue_as` in one descent of the topic map instead of two (a lookup, then an insert): the path to the
-    /// topic is made the writer's own on the way down (`TopicMap::get_mut`), which is
+    /// topic is made the writer's own on the way down (`get_prev_mut` finds the key itself when present), which is
     /// wasted on a topic whose queue turns out unchanged — so only for puts that almost always change something
     /// (a broker's first registration, the bulk of a cold load).
     fn put_queue_in_place(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
         let names = &self.view.names;
-        let (key, new_name) = match self.view.topics.get_mut(topic) {
-            Some((k, e)) => match e.put(id, queue, names, &mut self.shapes) {
+        let (key, new_name) = match self.view.topics.get_prev_mut(topic) {
+            Some((k, e)) if **k == *topic => match e.put(id, queue, names, &mut self.shapes) {
                 Some((entry, new_name)) => {
                     *e = Arc::new(entry);
                     (k.clone(), new_name)

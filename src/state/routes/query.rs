@@ -129,7 +129,7 @@ impl RouteView {
     }
 
     pub fn all_topics(&self) -> TopicList {
-        TopicList { topic_list: self.topics.sorted_names(|_| true), broker_addr: None }
+        TopicList { topic_list: self.topics.keys().cloned().collect(), broker_addr: None }
     }
 
     /// Topics with a QueueData of any broker name of the cluster, each once (Java may repeat a topic hosted by
@@ -174,7 +174,10 @@ impl RouteView {
         TopicList {
             topic_list: self
                 .topics
-                .sorted_names(|e| e.java_first(&self.names).is_some_and(|(_, q)| keep(q.topic_sys_flag))),
+                .iter()
+                .filter(|(_, e)| e.java_first(&self.names).is_some_and(|(_, q)| keep(q.topic_sys_flag)))
+                .map(|(t, _)| t.clone())
+                .collect(),
             broker_addr: None,
         }
     }
@@ -184,8 +187,8 @@ impl RouteView {
     }
 
     /// Every topic name, sorted (the web console's search).
-    pub fn topic_names(&self) -> Vec<Arc<str>> {
-        self.topics.sorted_names(|_| true)
+    pub fn topic_names(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.topics.keys()
     }
 
     /// How many topics have a queue of `broker_name`.
