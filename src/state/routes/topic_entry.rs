@@ -120,8 +120,9 @@ pub struct Shapes {
     /// The shape new topics start from: one for all, so that the topics a broker creates share their next shape.
     empty: Arc<Shape>,
     /// The last name looked up in a shape and where it was, and the last `memo` hit: a registration meets the same
-    /// shape topic after topic, and these two answer it without a binary search or a hash lookup (they were a
-    /// fifth of a cold load's writer time). Each holds its shape, so its address cannot be reused meanwhile.
+    /// shape topic after topic, and these two answer it without a binary search or a hash lookup. `last_find` holds
+    /// its shape, so that address cannot be reused meanwhile; `last_after`'s key is a shape `memo` holds, and the
+    /// two are cleared together.
     last_find: Option<(Arc<Shape>, NameId, Result<usize, usize>)>,
     last_after: Option<(MemoKey, Arc<Shape>)>,
 }
@@ -302,7 +303,6 @@ impl TopicEntry {
     /// comes from `shapes` when another topic of the same shape was joined already.
     pub fn put(&self, id: NameId, queue: Queue, names: &Names, shapes: &mut Shapes) -> Option<(TopicEntry, bool)> {
         let len = self.len();
-        // `find` for an interned name: the same answer, by rank.
         match shapes.locate(&self.shape, id, names) {
             Ok(i) if self.queues.get(i) == queue => None,
             Ok(i) => {
