@@ -151,9 +151,9 @@ pub fn register_body(data: &[u8]) {
     assert_eq!(again, want, "encode → decode changed the body");
 }
 
-/// The serde fast path (strict JSON, tried first) and the lenient decoder must read a JSON body the same way. A
-/// UTF-8 byte-order mark in front makes serde_json refuse the body, and the lenient reader skips it, so the same JSON
-/// with a BOM is decoded by the lenient path alone.
+/// The fast paths (strict JSON, tried first: the scanner for the usual shape, then serde) and the lenient decoder
+/// must read a JSON body the same way. A UTF-8 byte-order mark in front makes both fast paths refuse the body, and
+/// the lenient reader skips it, so the same JSON with a BOM is decoded by the lenient path alone.
 fn fast_agrees_with_lenient(body: &[u8], version: i32) {
     const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
     if body.is_empty() || body[0] == 0x78 || body.starts_with(&BOM) {

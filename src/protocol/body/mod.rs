@@ -11,6 +11,7 @@ mod fast;
 mod register;
 mod responses;
 mod same;
+mod scan;
 mod zlib;
 
 use std::collections::BTreeMap;

@@ -10,10 +10,10 @@ pub(super) const V3_0_11: i32 = 37;
 /// `MQVersion` V5_0_0: the 5.x body shape and the zlib mapping section.
 pub(super) const V5_0_0: i32 = 413;
 
-/// The body and, when the fast decoder took it, its mark (`same`).
+/// The body and, when a fast decoder (`scan`, then `fast`) took it, its mark (`same`).
 pub(super) fn decode(body: &[u8], version: i32) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
     if version >= V3_0_11 {
-        if let Some(fast) = super::fast::decode(body) {
+        if let Some(fast) = super::scan::decode(body).or_else(|| super::fast::decode(body)) {
             return Ok(fast);
         }
     }

@@ -1,9 +1,11 @@
 //! fastjson on the wire. Output: a small streaming writer for fastjson's two dialects (§4.1 of the reference):
 //! alphabetical bean keys are the caller's job, nulls are omitted by the caller, the writer handles commas,
 //! escaping, integer map keys (bare vs quoted) and big longs. Input: a tolerant reader (bare and single-quoted keys,
-//! trailing commas, numbers as strings are the accessor's job) into a small `Value` tree.
+//! trailing commas, numbers as strings are the accessor's job) into a small `Value` tree, and a strict one-pass
+//! `scan`ner for the fast paths that try the usual shapes first.
 
 mod read;
+pub mod scan;
 mod write;
 
 pub use read::{parse, JsonError, Value, MAX_DEPTH};
