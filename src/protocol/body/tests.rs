@@ -630,3 +630,20 @@ proptest! {
         }
     }
 }
+
+/// Bodies captured from real brokers (Java 5.5.0 and 4.9.7, fuzz/capture): the scanner reads them, as the other
+/// decoders do — so it is the path real registrations take.
+#[test]
+fn the_scanner_reads_bodies_captured_from_java_brokers() {
+    let five = include_bytes!("../../../fuzz/corpus/register_body/seed-captured-244d21cae809");
+    let four = include_bytes!("../../../fuzz/corpus/register_body/seed-captured-c6e3d272cde2");
+    for (seed, version) in [(&five[..], 513), (&four[..], 409)] {
+        // A fuzz seed's first byte picks the decoder's options; the body follows.
+        let body = &seed[1..];
+        let (scanned, mark) = super::scan::decode(body).expect("a real broker's body is the scanner's");
+        assert!(mark.is_some());
+        assert!(!scanned.topic_configs.is_empty());
+        assert_eq!(super::fast::decode(body), Some((scanned.clone(), mark)));
+        assert_eq!(Ok(scanned), super::register::decode_lenient(body, version));
+    }
+}
