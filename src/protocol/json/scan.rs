@@ -6,14 +6,19 @@
 
 /// Over UTF-8 text: strings are cut at ASCII quotes, so every slice it hands out is UTF-8 without another check.
 pub struct Scanner<'a> {
-    b: &'a [u8],
     text: &'a str,
     at: usize,
 }
 
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Self {
-        Scanner { b: text.as_bytes(), text, at: 0 }
+        Scanner { text, at: 0 }
+    }
+
+    /// The text's bytes, for scanning (slices handed out come from `text`).
+    #[inline]
+    fn b(&self) -> &'a [u8] {
+        self.text.as_bytes()
     }
 
     /// The offset of the next byte.
@@ -23,19 +28,19 @@ impl<'a> Scanner<'a> {
 
     /// Bytes not read yet.
     pub fn left(&self) -> usize {
-        self.b.len() - self.at
+        self.b().len() - self.at
     }
 
     /// Only whitespace is left.
     pub fn at_end(&mut self) -> bool {
         self.ws();
-        self.at == self.b.len()
+        self.at == self.b().len()
     }
 
     /// JSON whitespace.
     #[inline]
     pub fn ws(&mut self) {
-        while matches!(self.b.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        while matches!(self.b().get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
         }
     }
@@ -47,7 +52,7 @@ impl<'a> Scanner<'a> {
 
     #[inline]
     pub fn eat_if(&mut self, c: u8) -> bool {
-        let hit = self.b.get(self.at) == Some(&c);
+        let hit = self.b().get(self.at) == Some(&c);
         self.at += usize::from(hit);
         hit
     }
@@ -55,7 +60,7 @@ impl<'a> Scanner<'a> {
     /// `word` (a literal such as `null` or `true`), consumed; false (nothing consumed) for anything else.
     #[inline]
     pub fn word(&mut self, word: &str) -> bool {
-        let hit = self.b[self.at..].starts_with(word.as_bytes());
+        let hit = self.b()[self.at..].starts_with(word.as_bytes());
         self.at += if hit { word.len() } else { 0 };
         hit
     }
@@ -70,7 +75,7 @@ impl<'a> Scanner<'a> {
     pub fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = string_len(&self.b[start..])?;
+        let len = string_len(&self.b()[start..])?;
         self.at = start + len;
         self.eat(b'"')?;
         // Both ends sit next to ASCII quotes, so they are char boundaries.
@@ -99,24 +104,13 @@ impl<'a> Scanner<'a> {
     /// `{`, members, `}`: `member` is called with each key, the scanner at its value, and must consume the value.
     #[inline]
     pub fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat_if(b'}') {
-            return Some(());
-        }
-        loop {
-            let key = self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            member(self, key)?;
-            self.ws();
-            if self.eat_if(b'}') {
-                return Some(());
-            }
-            self.eat(b',')?;
-            self.ws();
-        }
+        self.delimited(b'{', b'}', |s| {
+            let key = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            member(s, key)
+        })
     }
 
     /// `{}`.
@@ -127,16 +121,22 @@ impl<'a> Scanner<'a> {
 
     /// `[`, items, `]`: `item` must consume each item.
     #[inline]
-    pub fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
+    pub fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.delimited(b'[', b']', item)
+    }
+
+    /// `open`, items separated by commas, `close`: what an object and an array have in common.
+    #[inline]
+    fn delimited(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.ws();
-        if self.eat_if(b']') {
+        if self.eat_if(close) {
             return Some(());
         }
         loop {
             item(self)?;
             self.ws();
-            if self.eat_if(b']') {
+            if self.eat_if(close) {
                 return Some(());
             }
             self.eat(b',')?;
@@ -150,19 +150,19 @@ impl<'a> Scanner<'a> {
         let start = self.at;
         self.eat_if(b'-');
         let digits = self.at;
-        while self.b.get(self.at).is_some_and(u8::is_ascii_digit) {
+        while self.b().get(self.at).is_some_and(u8::is_ascii_digit) {
             self.at += 1;
         }
         let n = self.at - digits;
-        if n == 0 || n > 19 || (n > 1 && self.b[digits] == b'0') {
+        if n == 0 || n > 19 || (n > 1 && self.b()[digits] == b'0') {
             return None;
         }
-        if matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
+        if matches!(self.b().get(self.at), Some(b'.' | b'e' | b'E')) {
             return None;
         }
         // Summed as a negative number, which has room for i64::MIN; `str::parse` took twice as long.
         let mut v: i64 = 0;
-        for &c in &self.b[digits..self.at] {
+        for &c in &self.b()[digits..self.at] {
             v = v.checked_mul(10)?.checked_sub(i64::from(c - b'0'))?;
         }
         if digits > start {
