@@ -185,3 +185,5 @@ pub fn decode_kv_config_file(bytes: &[u8]) -> Result<BTreeMap<String, BTreeMap<S
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_scan;
