@@ -41,7 +41,8 @@ pub struct DataVersion {
 /// The part of a broker's `TopicConfig` the name server uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopicConfig {
-    pub topic_name: String,
+    /// Shared, so the route tables key a new topic by it and look an old one up by a full key without copying.
+    pub topic_name: Arc<str>,
     pub read_queue_nums: i32,
     pub write_queue_nums: i32,
     pub perm: i32,
@@ -49,15 +50,13 @@ pub struct TopicConfig {
 }
 
 impl TopicConfig {
-    /// Java's defaults for fields a body leaves out (`TopicConfig` constructor: 16/16/6/0).
-    pub fn with_defaults(topic_name: impl Into<String>) -> Self {
-        TopicConfig {
-            topic_name: topic_name.into(),
-            read_queue_nums: 16,
-            write_queue_nums: 16,
-            perm: perm::READ_WRITE,
-            topic_sys_flag: 0,
-        }
+    /// Java's defaults for fields a body leaves out (`TopicConfig` constructor): read and write queue numbers,
+    /// perm, sys flag.
+    pub const DEFAULTS: (i32, i32, i32, i32) = (16, 16, perm::READ_WRITE, 0);
+
+    pub fn with_defaults(topic_name: impl Into<Arc<str>>) -> Self {
+        let (read_queue_nums, write_queue_nums, perm, topic_sys_flag) = Self::DEFAULTS;
+        TopicConfig { topic_name: topic_name.into(), read_queue_nums, write_queue_nums, perm, topic_sys_flag }
     }
 }
 

@@ -61,7 +61,7 @@ const LEAVE_ON_S: Broker = Broker { id: 1, addr: "127.0.0.1:34921", ha: "127.0.0
 
 fn topic(name: &str, queues: i32, perm: i32, sys_flag: i32) -> TopicConfig {
     TopicConfig {
-        topic_name: name.to_string(),
+        topic_name: name.into(),
         read_queue_nums: queues,
         write_queue_nums: queues,
         perm,

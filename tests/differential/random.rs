@@ -260,7 +260,7 @@ impl World {
             let t = self.topics[pool.swap_remove(self.rng.below(pool.len()))].clone();
             let q = 1 + self.rng.below(8) as i32;
             topics.push(TopicConfig {
-                topic_name: t,
+                topic_name: t.into(),
                 read_queue_nums: q,
                 write_queue_nums: if self.rng.chance(80) { q } else { 1 + self.rng.below(8) as i32 },
                 perm: self.rng.pick(&[6, 6, 6, 4, 7, 2]),

@@ -111,9 +111,9 @@ impl Model {
         let addrs_after = bd.broker_addrs.clone();
         if is_master || prime {
             if s.delete_topic_with_broker_registration && r.body.mapping_infos.is_empty() {
-                let keep: BTreeSet<&String> = r.body.topic_configs.iter().map(|t| &t.topic_name).collect();
+                let keep: BTreeSet<&str> = r.body.topic_configs.iter().map(|t| &*t.topic_name).collect();
                 for (t, qds) in self.topics.iter_mut() {
-                    if !keep.contains(t) {
+                    if !keep.contains(t.as_str()) {
                         qds.remove(n);
                     }
                 }
@@ -122,11 +122,11 @@ impl Model {
             let stored = self.live.get(&(c.clone(), a.clone())).map(|l| l.dv);
             for tc in &r.body.topic_configs {
                 let changed = stored != Some(r.body.data_version)
-                    || !self.topics.get(&tc.topic_name).is_some_and(|q| q.contains_key(n));
+                    || !self.topics.get(&*tc.topic_name).is_some_and(|q| q.contains_key(n));
                 if first || changed {
                     // RouteInfoManager.registerBroker: `if (isPrimeSlave && brokerData.isEnableActingMaster())`.
                     let perm = if prime && acting_master { tc.perm & !2 } else { tc.perm };
-                    self.topics.entry(tc.topic_name.clone()).or_default().insert(
+                    self.topics.entry(tc.topic_name.to_string()).or_default().insert(
                         n.clone(),
                         QueueData {
                             broker_name: n.as_str().into(),

@@ -135,7 +135,7 @@ pub(super) fn decode(body: &[u8]) -> Option<(RegisterBrokerBody, Option<BodyMark
     out.topic_configs.reserve_exact(topics.len());
     for Obj(tc) in topics {
         let Some(name) = tc.topic_name else { continue };
-        let mut c = TopicConfig::with_defaults(name.into_owned());
+        let mut c = TopicConfig::with_defaults(&*name);
         c.read_queue_nums = tc.read_queue_nums.unwrap_or(c.read_queue_nums);
         c.write_queue_nums = tc.write_queue_nums.unwrap_or(c.write_queue_nums);
         c.perm = tc.perm.unwrap_or(c.perm);

@@ -9,6 +9,8 @@
 //! path decides, then the lenient decoder. What this accepts, the lenient decoder reads the same (property-tested,
 //! and fuzzed: docs/fuzzing.md).
 
+use std::sync::Arc;
+
 use crate::model::{BodyMark, DataVersion, RegisterBrokerBody, TopicConfig};
 use crate::protocol::json::scan::Scanner;
 
@@ -122,7 +124,8 @@ fn wrapper(s: &mut Scanner, out: &mut RegisterBrokerBody, dv_span: &mut Option<(
 
 /// One TopicConfig, kept when it names its topic (routes are keyed by `topicName`, not by the table's key).
 fn topic_config(s: &mut Scanner, out: &mut Vec<TopicConfig>) -> Option<()> {
-    let mut tc = TopicConfig::with_defaults(String::new());
+    // Java's defaults for what the body leaves out; the name is set last, so no placeholder is allocated.
+    let (mut read, mut write, mut perm, mut flag) = TopicConfig::DEFAULTS;
     let mut name = None;
     let mut seen = Seen::default();
     s.object(|s, key| match key {
@@ -136,12 +139,12 @@ fn topic_config(s: &mut Scanner, out: &mut Vec<TopicConfig>) -> Option<()> {
         }
         "perm" => {
             seen.once(2)?;
-            tc.perm = s.int32()?;
+            perm = s.int32()?;
             Some(())
         }
         "readQueueNums" => {
             seen.once(3)?;
-            tc.read_queue_nums = s.int32()?;
+            read = s.int32()?;
             Some(())
         }
         "topicFilterType" => {
@@ -155,19 +158,25 @@ fn topic_config(s: &mut Scanner, out: &mut Vec<TopicConfig>) -> Option<()> {
         }
         "topicSysFlag" => {
             seen.once(6)?;
-            tc.topic_sys_flag = s.int32()?;
+            flag = s.int32()?;
             Some(())
         }
         "writeQueueNums" => {
             seen.once(7)?;
-            tc.write_queue_nums = s.int32()?;
+            write = s.int32()?;
             Some(())
         }
         _ => None,
     })?;
     if let Some(name) = name {
-        tc.topic_name = name.to_owned();
-        out.push(tc);
+        let topic_name = Arc::from(name);
+        out.push(TopicConfig {
+            topic_name,
+            read_queue_nums: read,
+            write_queue_nums: write,
+            perm,
+            topic_sys_flag: flag,
+        });
     }
     Some(())
 }

@@ -368,7 +368,7 @@ fn zlib_topic_count_is_checked_against_the_smallest_topic_part() {
     raw.extend_from_slice(&1i32.to_be_bytes());
     part(&mut raw, b" 0 0 0 MULTI_TAG");
     part(&mut raw, b"[]");
-    assert_eq!(decode_register_broker_body(&zlib(&raw), true, 409, MB).unwrap().topic_configs[0].topic_name, "");
+    assert_eq!(decode_register_broker_body(&zlib(&raw), true, 409, MB).unwrap().topic_configs[0].topic_name, "".into());
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn zlib_bomb_is_refused() {
 pub(super) fn arb_body() -> impl Strategy<Value = RegisterBrokerBody> {
     let name = "[A-Za-z0-9_%|-]{1,12}";
     let tc = (name, 0..64i32, 0..64i32, 0..8i32, 0..4i32).prop_map(|(n, r, w, p, f)| TopicConfig {
-        topic_name: n,
+        topic_name: n.into(),
         read_queue_nums: r,
         write_queue_nums: w,
         perm: p,

@@ -165,7 +165,7 @@ fn parse_topic_config(bytes: &[u8]) -> Result<TopicConfig, BodyError> {
         return Err(bad(format!("topic config {text:?}: unknown filter type")));
     }
     Ok(TopicConfig {
-        topic_name: parts[0].to_string(),
+        topic_name: parts[0].into(),
         read_queue_nums: int(1)?,
         write_queue_nums: int(2)?,
         perm: int(3)?,

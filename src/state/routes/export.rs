@@ -49,9 +49,9 @@ impl ExportCut {
             let mut topic_configs = Vec::new();
             let mut mapping_infos = Vec::new();
             for topic in view.broker_topics.get(name).into_iter().flat_map(|l| l.iter()) {
-                if let Some(q) = view.topics.get(topic).and_then(|e| e.queue(name, &view.names)) {
+                if let Some(q) = view.topics.get(&**topic).and_then(|e| e.queue(name, &view.names)) {
                     topic_configs.push(TopicConfig {
-                        topic_name: topic.to_string(),
+                        topic_name: topic.clone(),
                         read_queue_nums: q.read_queue_nums,
                         write_queue_nums: q.write_queue_nums,
                         perm: q.perm,

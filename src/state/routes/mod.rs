@@ -22,6 +22,7 @@ mod query;
 mod register;
 mod same;
 mod topic_entry;
+mod topic_key;
 mod unregister;
 
 #[cfg(test)]
@@ -39,6 +40,7 @@ pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
 pub use same::MarkInfo;
 pub use topic_entry::{Queue, Shapes, TopicEntry};
+pub use topic_key::TopicKey;
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -230,7 +232,7 @@ pub struct TopicChanges {
 #[derive(Clone, Debug, Default)]
 pub struct RouteView {
     /// topic → brokerName → QueueData (`topicQueueTable`).
-    topics: OrdMap<Arc<str>, Arc<TopicEntry>>,
+    topics: OrdMap<TopicKey, Arc<TopicEntry>>,
     /// The broker names `topics` refers to by id.
     names: Names,
     /// brokerName → topics with a QueueData of it: the reverse of `topics`, so broker-wide operations and
@@ -300,7 +302,7 @@ impl RouteTables {
     }
 
     /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
-    fn put_queue(&mut self, topic: &str, name: &Arc<str>, queue: Queue) {
+    fn put_queue(&mut self, topic: &Arc<str>, name: &Arc<str>, queue: Queue) {
         let id = self.interner.intern(&mut self.view.names, name);
         match self.put_queue_as(topic, id, queue, false) {
             Put::Unchanged => return,
@@ -312,47 +314,50 @@ impl RouteTables {
 
     /// `put_queue` for an interned name, leaving its epoch and `topic_moves` to the caller: a registration filing
     /// k topics interns its name and bumps its epoch once, and hands over its k moves at once (`move_topics`).
-    fn put_queue_as(&mut self, topic: &str, id: NameId, queue: Queue, likely_change: bool) -> Put {
+    /// The topic comes as an `Arc` so that the descent compares by a full key (`TopicKey`) without allocating, and
+    /// a new topic keeps it.
+    fn put_queue_as(&mut self, topic: &Arc<str>, id: NameId, queue: Queue, likely_change: bool) -> Put {
+        let probe = TopicKey::new(topic.clone());
         if likely_change {
-            return self.put_queue_in_place(topic, id, queue);
+            return self.put_queue_in_place(probe, id, queue);
         }
         let names = &self.view.names;
-        let (key, (entry, new_name)) = match self.view.topics.get_key_value(topic) {
+        let (key, (entry, new_name)) = match self.view.topics.get_key_value(&probe) {
             Some((k, e)) => match e.put(id, queue, names, &mut self.shapes) {
                 Some(changed) => (k.clone(), changed),
                 None => return Put::Unchanged,
             },
-            None => return self.put_new_topic(topic, id, queue),
+            None => return self.put_new_topic(probe, id, queue),
         };
         self.view.topics.insert(key.clone(), Arc::new(entry));
-        self.count_put(key, new_name)
+        self.count_put(key.name().clone(), new_name)
     }
 
     /// `put_queue_as` in one descent of the topic map instead of two (a lookup, then an insert): the path to the
     /// topic is made the writer's own on the way down (`get_prev_mut` finds the key itself when present), which is
     /// wasted on a topic whose queue turns out unchanged — so only for puts that almost always change something
     /// (a broker's first registration, the bulk of a cold load).
-    fn put_queue_in_place(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
+    fn put_queue_in_place(&mut self, probe: TopicKey, id: NameId, queue: Queue) -> Put {
         let names = &self.view.names;
-        let (key, new_name) = match self.view.topics.get_prev_mut(topic) {
-            Some((k, e)) if **k == *topic => match e.put(id, queue, names, &mut self.shapes) {
+        let (key, new_name) = match self.view.topics.get_prev_mut(&probe) {
+            Some((k, e)) if *k == probe => match e.put(id, queue, names, &mut self.shapes) {
                 Some((entry, new_name)) => {
                     *e = Arc::new(entry);
-                    (k.clone(), new_name)
+                    (k.name().clone(), new_name)
                 }
                 None => return Put::Unchanged,
             },
-            _ => return self.put_new_topic(topic, id, queue),
+            _ => return self.put_new_topic(probe, id, queue),
         };
         self.count_put(key, new_name)
     }
 
-    fn put_new_topic(&mut self, topic: &str, id: NameId, queue: Queue) -> Put {
-        let key: Arc<str> = Arc::from(topic);
-        self.changes.created.push(&key);
+    fn put_new_topic(&mut self, key: TopicKey, id: NameId, queue: Queue) -> Put {
+        self.changes.created.push(key.name());
         let entry = self.shapes.first(id, queue);
-        self.view.topics.insert(key.clone(), Arc::new(entry));
-        self.count_put(key, true)
+        let name = key.name().clone();
+        self.view.topics.insert(key, Arc::new(entry));
+        self.count_put(name, true)
     }
 
     /// Counts a put that changed `key`'s entry.
@@ -377,13 +382,14 @@ impl RouteTables {
         };
         let key = key.clone();
         self.bump_epoch(broker_name);
-        self.changes.removed.push(&key);
+        self.changes.removed.push(key.name());
         if entry.is_empty() {
-            self.changes.deleted.push(&key);
+            self.changes.deleted.push(key.name());
             self.view.topics.remove(topic);
         } else {
             self.view.topics.insert(key.clone(), Arc::new(entry));
         }
+        let key = key.name().clone();
         let name = match self.view.broker_topics.get_key_value(broker_name) {
             Some((name, _)) => name.clone(),
             None => Arc::from(broker_name),
@@ -447,7 +453,7 @@ impl RouteTables {
             return 0;
         };
         for t in topics.iter() {
-            if let Some(q) = self.view.topics.get(t).and_then(|e| e.queue(broker_name, &self.view.names)) {
+            if let Some(q) = self.view.topics.get(&**t).and_then(|e| e.queue(broker_name, &self.view.names)) {
                 let perm = f(q.perm);
                 if perm != q.perm {
                     self.put_queue(t, &name, Queue { perm, ..q });

@@ -13,7 +13,7 @@ use crate::model::{
     SYNC_BROKER_MEMBER_TOPIC_PREFIX,
 };
 
-use super::{FilterServers, MappingEntry, RouteView, TopicEntry, UnitTopicKind};
+use super::{FilterServers, MappingEntry, RouteView, TopicEntry, TopicKey, UnitTopicKind};
 
 const MASTER_ID: i64 = 0;
 
@@ -129,7 +129,7 @@ impl RouteView {
     }
 
     pub fn all_topics(&self) -> TopicList {
-        TopicList { topic_list: self.topics.keys().cloned().collect(), broker_addr: None }
+        TopicList { topic_list: self.topics.keys().map(|k| k.name().clone()).collect(), broker_addr: None }
     }
 
     /// Topics with a QueueData of any broker name of the cluster, each once (Java may repeat a topic hosted by
@@ -176,7 +176,7 @@ impl RouteView {
                 .topics
                 .iter()
                 .filter(|(_, e)| e.java_first(&self.names).is_some_and(|(_, q)| keep(q.topic_sys_flag)))
-                .map(|(t, _)| t.clone())
+                .map(|(t, _)| t.name().clone())
                 .collect(),
             broker_addr: None,
         }
@@ -188,7 +188,7 @@ impl RouteView {
 
     /// Every topic name, sorted (the web console's search).
     pub fn topic_names(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.topics.keys()
+        self.topics.keys().map(TopicKey::name)
     }
 
     /// How many topics have a queue of `broker_name`.

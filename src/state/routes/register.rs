@@ -230,7 +230,7 @@ impl RouteTables {
         let (cluster, addr) = (req.cluster_name.as_str(), req.broker_addr.as_str());
         let body = &req.body;
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
-            let keep: HashSet<&str> = body.topic_configs.iter().map(|t| t.topic_name.as_str()).collect();
+            let keep: HashSet<&str> = body.topic_configs.iter().map(|t| &*t.topic_name).collect();
             for t in self.topics_of_broker(name).iter() {
                 if !keep.contains(&**t) {
                     self.remove_queue(t, name);
@@ -245,7 +245,7 @@ impl RouteTables {
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self.view.topics.get(tc.topic_name.as_str()).is_none_or(|e| !e.contains(name, &self.view.names));
+                || self.view.topics.get(&*tc.topic_name).is_none_or(|e| !e.contains(name, &self.view.names));
             if !changed {
                 continue;
             }
@@ -346,13 +346,14 @@ impl RouteTables {
         if !self.view.topics.contains_key(topic) && !queue_datas.iter().all(|qd| known(self, qd)) {
             return;
         }
+        let topic: Arc<str> = Arc::from(topic);
         for qd in queue_datas {
             let Some(qd) = qd.filter(|qd| self.view.brokers.contains_key(&*qd.broker_name)) else {
                 break;
             };
             // Share the registered name's allocation.
             let name = self.view.brokers.get_key_value(&*qd.broker_name).map(|(k, _)| k.clone()).expect("known");
-            self.put_queue(topic, &name, Queue::of(&qd));
+            self.put_queue(&topic, &name, Queue::of(&qd));
         }
         self.merge_broker_topics();
     }

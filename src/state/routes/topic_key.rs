@@ -1,0 +1,99 @@
+//! The topic map's key: the name, with its first 16 bytes kept inline as two integers.
+//!
+//! A descent of the topic map compares the wanted name with ~6 keys per node. With the key a bare `Arc<str>`, each
+//! compare follows a pointer to a string stored elsewhere and calls `memcmp`: half the writer's time in a cold load
+//! (decision 0020). Ordered by the inline head first, most compares are two integer compares on the node's own
+//! cache lines; only names that share their first 16 bytes compare the strings. The order is still the names' own
+//! (decision 0018), so lookups by `&str` work too, and the read path keeps using them.
+
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// A topic name ordered as the name (byte-wise), compared by its inline head first.
+#[derive(Clone, Debug)]
+pub struct TopicKey {
+    /// The first 16 bytes, zero-padded, big-endian: ordering heads orders names, because padding with the smallest
+    /// byte keeps a prefix before its extensions. Equal heads say nothing, then the names decide.
+    head: [u64; 2],
+    name: Arc<str>,
+}
+
+impl TopicKey {
+    pub fn new(name: Arc<str>) -> TopicKey {
+        TopicKey { head: head(&name), name }
+    }
+
+    pub fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+}
+
+fn head(name: &str) -> [u64; 2] {
+    let mut bytes = [0u8; 16];
+    let n = name.len().min(16);
+    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let (a, b) = bytes.split_at(8);
+    [u64::from_be_bytes(a.try_into().expect("8")), u64::from_be_bytes(b.try_into().expect("8"))]
+}
+
+impl Ord for TopicKey {
+    fn cmp(&self, other: &TopicKey) -> Ordering {
+        self.head.cmp(&other.head).then_with(|| self.name.cmp(&other.name))
+    }
+}
+
+impl PartialOrd for TopicKey {
+    fn partial_cmp(&self, other: &TopicKey) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for TopicKey {
+    fn eq(&self, other: &TopicKey) -> bool {
+        self.head == other.head && self.name == other.name
+    }
+}
+
+impl Eq for TopicKey {}
+
+/// Lookups by name: consistent with `Ord`, since the head's order is the name's.
+impl Borrow<str> for TopicKey {
+    fn borrow(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key(s: &str) -> TopicKey {
+        TopicKey::new(Arc::from(s))
+    }
+
+    #[test]
+    fn prefixes_and_zero_bytes_order_as_the_names() {
+        let names = ["", "\0", "a", "a\0", "a\0\0", "ab", "perf-topic-00001", "perf-topic-000010", "perf-topic-00002"];
+        for a in names {
+            for b in names {
+                assert_eq!(key(a).cmp(&key(b)), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(key(a) == key(b), a == b);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn orders_as_the_names(a in "[a-c\\x00]{0,20}", b in "[a-c\\x00]{0,20}") {
+            prop_assert_eq!(key(&a).cmp(&key(&b)), a.cmp(&b));
+            prop_assert_eq!(key(&a) == key(&b), a == b);
+        }
+
+        #[test]
+        fn orders_any_text_as_the_names(a in ".{0,24}", b in ".{0,24}") {
+            prop_assert_eq!(key(&a).cmp(&key(&b)), a.cmp(&b));
+        }
+    }
+}
