@@ -65,6 +65,17 @@ impl<'a> Scanner<'a> {
         hit
     }
 
+    /// Runs `f`; when it gives `None`, puts the scanner back where it was, so another reading can start there.
+    #[inline]
+    pub fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let at = self.at;
+        let out = f(self);
+        if out.is_none() {
+            self.at = at;
+        }
+        out
+    }
+
     #[inline]
     pub fn null(&mut self) -> bool {
         self.word("null")
