@@ -178,11 +178,11 @@ fn topic_config_as_written(s: &mut Scanner) -> Option<TopicConfig> {
     if !(s.word("\"topicFilterType\":\"SINGLE_TAG\",") || s.word("\"topicFilterType\":\"MULTI_TAG\",")) {
         return None;
     }
-    s.word("\"topicName\":").then_some(())?;
+    s.expect_word("\"topicName\":")?;
     let topic_name = Arc::from(s.string()?);
     s.eat(b',')?;
     let topic_sys_flag = int_member(s, "\"topicSysFlag\":")?;
-    s.word("\"writeQueueNums\":").then_some(())?;
+    s.expect_word("\"writeQueueNums\":")?;
     let write_queue_nums = s.int32()?;
     s.eat(b'}')?;
     Some(TopicConfig { topic_name, read_queue_nums, write_queue_nums, perm, topic_sys_flag })
@@ -191,7 +191,7 @@ fn topic_config_as_written(s: &mut Scanner) -> Option<TopicConfig> {
 /// `key` (with its quotes and colon), an `i32`, and the comma after it.
 #[inline]
 fn int_member(s: &mut Scanner, key: &str) -> Option<i32> {
-    s.word(key).then_some(())?;
+    s.expect_word(key)?;
     let v = s.int32()?;
     s.eat(b',')?;
     Some(v)

@@ -65,6 +65,12 @@ impl<'a> Scanner<'a> {
         hit
     }
 
+    /// `word`, consumed, or `None` (nothing consumed): for a literal that must come next.
+    #[inline]
+    pub fn expect_word(&mut self, word: &str) -> Option<()> {
+        self.word(word).then_some(())
+    }
+
     /// Runs `f`; when it gives `None`, puts the scanner back where it was, so another reading can start there.
     #[inline]
     pub fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
