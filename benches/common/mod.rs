@@ -21,8 +21,17 @@ pub fn topic_name(i: usize) -> String {
     format!("perf-topic-{i:06}")
 }
 
+/// Topic configs in the order given (with `topic_name`'s names in index order, name order); `as_sent` gives the
+/// order a Java broker sends them in.
 pub fn topic_configs(names: impl IntoIterator<Item = String>, perm: i32) -> Vec<TopicConfig> {
     names.into_iter().map(|n| TopicConfig { perm, ..TopicConfig::with_defaults(n) }).collect()
+}
+
+/// `topic_configs` in the order a Java broker writes them into its body (hash order).
+pub fn as_sent(names: impl IntoIterator<Item = String>, perm: i32) -> Vec<TopicConfig> {
+    let mut names: Vec<String> = names.into_iter().collect();
+    namesrv::state::routes::java_order::java_broker_topic_order(&mut names);
+    topic_configs(names, perm)
 }
 
 /// A 5.x master's REGISTER_BROKER for `topics` at DataVersion `counter`.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use namesrv::model::{DataVersion, TopicConfig};
+use namesrv::state::routes::java_order::java_broker_topic_order;
 use namesrv::state::routes::RegisterBroker;
 
 use crate::load::BrokerLoad;
@@ -29,29 +30,12 @@ pub fn topic_names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i:06}")).collect()
 }
 
-/// A cluster's topics in the order its brokers write them (`java_broker_order`).
+/// A cluster's topics in the order its brokers write them (`java_broker_topic_order`).
 pub fn cluster_topics(c: usize, n: usize) -> Vec<String> {
     // A one-topic registration of a new broker is refused (§5.3 step 7): bodies always carry two or more.
     let mut names = topic_names(&format!("perf-c{c}"), n.max(2));
-    java_broker_order(&mut names);
+    java_broker_topic_order(&mut names);
     names
-}
-
-/// Puts topic names in the order a Java broker writes its topic table: a `ConcurrentHashMap` made with room for
-/// 1024 (2048 bins, doubled whenever it is three quarters full), iterated bin by bin. Within a bin they stay in
-/// insertion order; a resize can reorder a bin, which this ignores. Sending names in name order instead flattered
-/// the name server: each lookup of its topic map followed the path of the one before.
-pub fn java_broker_order(names: &mut [String]) {
-    let mut bins = 2048usize;
-    while names.len() * 4 >= bins * 3 {
-        bins *= 2;
-    }
-    names.sort_by_cached_key(|n| {
-        // Java's `String.hashCode` over UTF-16 units, then `ConcurrentHashMap.spread`.
-        let h = n.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
-        let spread = (h ^ ((h as u32) >> 16) as i32) & 0x7fff_ffff;
-        spread as usize & (bins - 1)
-    });
 }
 
 pub fn brokers(clusters: usize, per_cluster: usize) -> Vec<BrokerIdent> {
@@ -161,11 +145,6 @@ pub fn install_clusters(
 mod tests {
     #[test]
     fn topics_come_in_a_java_broker_s_bin_order() {
-        // "Aa" and "BB" share Java's hash 2112, so they share a bin and keep their insertion order.
-        let mut names: Vec<String> = ["b", "BB", "a", "Aa"].iter().map(|s| s.to_string()).collect();
-        super::java_broker_order(&mut names);
-        // Hashes: "a" 97, "b" 98, both well below 2048 bins; 2112 & 2047 = 64.
-        assert_eq!(names, ["BB", "Aa", "a", "b"]);
         // The first of a 10k-topic cluster's names as Java 17 iterates them after putting them in name order into
         // `new ConcurrentHashMap<>(1024)` (16,384 bins by then). Over all 10,000, 9,529 positions match: a resize
         // can reorder a bin.

@@ -16,7 +16,7 @@ use super::liveness::LiveTable;
 use super::ConnId;
 
 mod export;
-mod java_order;
+pub mod java_order;
 mod names;
 mod query;
 mod register;
