@@ -1,7 +1,8 @@
 //! Java's iteration order of `RouteInfoManager.brokerAddrTable`, a `ConcurrentHashMap<String, BrokerData>(128)`,
 //! where it decides something a client can see: which group's address GET_SYSTEM_TOPIC_LIST_FROM_NS (304) returns,
 //! and which group an expired or disconnected broker is evicted from when two groups of its cluster hold its address
-//! (`setupUnRegisterRequest` takes the first).
+//! (`setupUnRegisterRequest` takes the first). Also the order a Java broker writes its topics in
+//! (`java_broker_topic_order`), for the perf harness and the benches.
 //!
 //! A `ConcurrentHashMap` visits its bins in index order, and the keys of a bin in insertion order (a key removed and
 //! added again goes last). Two things can reorder a bin, and we do not follow them: a resize (at 192 groups and
@@ -45,13 +46,16 @@ pub(crate) fn hash_map_bin(key: &str, peak: usize) -> usize {
 }
 
 /// Puts topic names in the order a Java broker writes them into its registration body: its
-/// `TopicConfigManager.topicConfigTable` is a `new ConcurrentHashMap<>(1024)`, iterated bin by bin, a bin's keys in
+/// `TopicConfigManager.topicConfigTable` is a `new ConcurrentHashMap<>(TOPIC_TABLE_CAPACITY)`, iterated bin by bin, a bin's keys in
 /// insertion order (kept by the stable sort; a resize can reorder a bin, which this ignores). For the perf harness
 /// and the benches, which send what a broker sends: names in name order flattered the writer.
 pub fn java_broker_topic_order<S: AsRef<str>>(names: &mut [S]) {
-    let bins = java_chm_table_len(1024, names.len());
+    let bins = java_chm_table_len(TOPIC_TABLE_CAPACITY, names.len());
     names.sort_by_cached_key(|n| java_chm_bucket(n.as_ref(), bins));
 }
+
+/// A broker's `topicConfigTable`'s initial capacity.
+const TOPIC_TABLE_CAPACITY: usize = 1024;
 
 /// `brokerAddrTable`'s initial capacity.
 pub(crate) const BROKER_TABLE_CAPACITY: usize = 128;
