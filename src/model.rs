@@ -5,6 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod topic_key;
+
+pub use topic_key::TopicKey;
+
 /// Broker id inside a group: 0 is the master, others are slaves.
 pub type BrokerId = i64;
 
@@ -41,8 +45,9 @@ pub struct DataVersion {
 /// The part of a broker's `TopicConfig` the name server uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopicConfig {
-    /// Shared, so the route tables key a new topic by it and look an old one up by a full key without copying.
-    pub topic_name: Arc<str>,
+    /// The route tables' key, built where the body is decoded: the writer looks the topic up by it without touching
+    /// the name's bytes or count on its own core, and a new topic keeps it.
+    pub topic_name: TopicKey,
     pub read_queue_nums: i32,
     pub write_queue_nums: i32,
     pub perm: i32,
@@ -54,7 +59,7 @@ impl TopicConfig {
     /// perm, sys flag.
     pub const DEFAULTS: (i32, i32, i32, i32) = (16, 16, perm::READ_WRITE, 0);
 
-    pub fn with_defaults(topic_name: impl Into<Arc<str>>) -> Self {
+    pub fn with_defaults(topic_name: impl Into<TopicKey>) -> Self {
         let (read_queue_nums, write_queue_nums, perm, topic_sys_flag) = Self::DEFAULTS;
         TopicConfig { topic_name: topic_name.into(), read_queue_nums, write_queue_nums, perm, topic_sys_flag }
     }

@@ -33,6 +33,10 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         Ok(Some((mut reg, body))) => {
             reg.conn = Some(ctx.conn);
+            // The writer files topics in name order: its descents of the topic map then walk neighbouring leaves,
+            // and the broker's topic list comes out sorted (decision 0022). Stable, so of a topic sent twice the
+            // last still wins. Brokers send their hash table's order; the keys' inline heads make this cheap here.
+            reg.body.topic_configs.sort_by(|a, b| a.topic_name.cmp(&b.topic_name));
             Action::Write(WriteOp::RegisterBroker(Box::new(reg), body))
         }
         // Java fails inside its try block (a null key) and answers like a registration that changed nothing:

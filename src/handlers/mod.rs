@@ -242,4 +242,27 @@ mod tests {
         assert!(matches!(dispatch_from("127.0.0.1", "10.0.0.0/8", &get), Action::Reply(r) if r.code == 0));
         assert!(!matches!(dispatch_from("203.0.113.1", "", &put), Action::Refused(..)), "empty list is off");
     }
+
+    /// The handler hands the writer a body's topics in name order (decision 0022); of a name sent more than once,
+    /// the copies keep the order they came in, so the writer still files the last one last. 60 topics: a sort that
+    /// is not stable reorders equal names at this size.
+    #[test]
+    fn a_registration_reaches_the_writer_with_its_topics_in_name_order() {
+        use crate::model::{DataVersion, TopicConfig};
+        use crate::state::routes::RegisterBroker;
+        use crate::writer::command::WriteOp;
+        let names = ["delta", "alpha", "perf-topic-000002", "perf-topic-000001", "charlie", "bravo"];
+        let sent: Vec<TopicConfig> =
+            (0..60).map(|i| TopicConfig { perm: i, ..TopicConfig::with_defaults(names[i as usize % 6]) }).collect();
+        let reg = RegisterBroker::new("c", "b", 0, "10.0.0.1:10911", sent.clone(), DataVersion::default());
+        let Action::Write(WriteOp::RegisterBroker(got, _)) =
+            dispatch_from("127.0.0.1", "", &broker::encode_register(&reg, 1))
+        else {
+            panic!("not a write");
+        };
+        let mut want = sent;
+        want.sort_by(|a, b| a.topic_name.as_bytes().cmp(b.topic_name.as_bytes()));
+        let order = |t: &[TopicConfig]| t.iter().map(|t| (t.topic_name.to_string(), t.perm)).collect::<Vec<_>>();
+        assert_eq!(order(&got.body.topic_configs), order(&want));
+    }
 }

@@ -10,9 +10,7 @@
 //! path decides, then the lenient decoder. What this accepts, the lenient decoder reads the same (property-tested,
 //! and fuzzed: docs/fuzzing.md).
 
-use std::sync::Arc;
-
-use crate::model::{BodyMark, DataVersion, RegisterBrokerBody, TopicConfig};
+use crate::model::{BodyMark, DataVersion, RegisterBrokerBody, TopicConfig, TopicKey};
 use crate::protocol::json::scan::Scanner;
 
 /// `None`: not the narrow shape; try the next decoder. With the body, its mark when it has a DataVersion.
@@ -179,7 +177,7 @@ fn topic_config_as_written(s: &mut Scanner) -> Option<TopicConfig> {
         return None;
     }
     s.expect_word("\"topicName\":")?;
-    let topic_name = Arc::from(s.string()?);
+    let topic_name = TopicKey::from(s.string()?);
     s.eat(b',')?;
     let topic_sys_flag = int_member(s, "\"topicSysFlag\":")?;
     s.expect_word("\"writeQueueNums\":")?;
@@ -244,9 +242,8 @@ fn topic_config(s: &mut Scanner, out: &mut Vec<TopicConfig>) -> Option<()> {
         _ => None,
     })?;
     if let Some(name) = name {
-        let topic_name = Arc::from(name);
         out.push(TopicConfig {
-            topic_name,
+            topic_name: TopicKey::from(name),
             read_queue_nums: read,
             write_queue_nums: write,
             perm,

@@ -51,7 +51,7 @@ impl ExportCut {
             for topic in view.broker_topics.get(name).into_iter().flat_map(|l| l.iter()) {
                 if let Some(q) = view.topics.get(&**topic).and_then(|e| e.queue(name, &view.names)) {
                     topic_configs.push(TopicConfig {
-                        topic_name: topic.clone(),
+                        topic_name: topic.clone().into(),
                         read_queue_nums: q.read_queue_nums,
                         write_queue_nums: q.write_queue_nums,
                         perm: q.perm,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use imbl::{OrdMap, OrdSet};
 
 use crate::model::{
-    BrokerData, BrokerId, DataVersion, NameSample, RegisterBrokerBody, TopicConfig, TopicQueueMappingInfo,
+    BrokerData, BrokerId, DataVersion, NameSample, RegisterBrokerBody, TopicConfig, TopicKey, TopicQueueMappingInfo,
 };
 
 use super::liveness::LiveTable;
@@ -22,7 +22,6 @@ mod query;
 mod register;
 mod same;
 mod topic_entry;
-mod topic_key;
 mod unregister;
 
 #[cfg(test)]
@@ -40,7 +39,6 @@ pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteStamp};
 pub use same::MarkInfo;
 pub use topic_entry::{Queue, Shapes, TopicEntry};
-pub use topic_key::TopicKey;
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -304,7 +302,7 @@ impl RouteTables {
     /// Puts `name`'s queue of `topic` unless an equal one is there; only then is the topic's entry replaced.
     fn put_queue(&mut self, topic: &Arc<str>, name: &Arc<str>, queue: Queue) {
         let id = self.interner.intern(&mut self.view.names, name);
-        match self.put_queue_as(topic, id, queue, false) {
+        match self.put_queue_as(&TopicKey::new(topic.clone()), id, queue, false) {
             Put::Unchanged => return,
             Put::Updated => {}
             Put::Added(key) => self.move_topic(name, key, true),
@@ -314,20 +312,18 @@ impl RouteTables {
 
     /// `put_queue` for an interned name, leaving its epoch and `topic_moves` to the caller: a registration filing
     /// k topics interns its name and bumps its epoch once, and hands over its k moves at once (`move_topics`).
-    /// The topic comes as an `Arc` so that the descent compares by a full key (`TopicKey`) without allocating, and
-    /// a new topic keeps it.
-    fn put_queue_as(&mut self, topic: &Arc<str>, id: NameId, queue: Queue, likely_change: bool) -> Put {
-        let probe = TopicKey::new(topic.clone());
+    /// The topic comes as a full key, so that the descent compares inline heads; a new topic keeps a copy of it.
+    fn put_queue_as(&mut self, probe: &TopicKey, id: NameId, queue: Queue, likely_change: bool) -> Put {
         if likely_change {
             return self.put_queue_in_place(probe, id, queue);
         }
         let names = &self.view.names;
-        let (key, (entry, new_name)) = match self.view.topics.get_key_value(&probe) {
+        let (key, (entry, new_name)) = match self.view.topics.get_key_value(probe) {
             Some((k, e)) => match e.put(id, queue, names, &mut self.shapes) {
                 Some(changed) => (k.clone(), changed),
                 None => return Put::Unchanged,
             },
-            None => return self.put_new_topic(probe, id, queue),
+            None => return self.put_new_topic(probe.clone(), id, queue),
         };
         self.view.topics.insert(key.clone(), Arc::new(entry));
         self.count_put(key.name().clone(), new_name)
@@ -337,17 +333,17 @@ impl RouteTables {
     /// topic is made the writer's own on the way down (`get_prev_mut` finds the key itself when present), which is
     /// wasted on a topic whose queue turns out unchanged — so only for puts that almost always change something
     /// (a broker's first registration, the bulk of a cold load).
-    fn put_queue_in_place(&mut self, probe: TopicKey, id: NameId, queue: Queue) -> Put {
+    fn put_queue_in_place(&mut self, probe: &TopicKey, id: NameId, queue: Queue) -> Put {
         let names = &self.view.names;
-        let (key, new_name) = match self.view.topics.get_prev_mut(&probe) {
-            Some((k, e)) if *k == probe => match e.put(id, queue, names, &mut self.shapes) {
+        let (key, new_name) = match self.view.topics.get_prev_mut(probe) {
+            Some((k, e)) if k == probe => match e.put(id, queue, names, &mut self.shapes) {
                 Some((entry, new_name)) => {
                     *e = Arc::new(entry);
                     (k.name().clone(), new_name)
                 }
                 None => return Put::Unchanged,
             },
-            _ => return self.put_new_topic(probe, id, queue),
+            _ => return self.put_new_topic(probe.clone(), id, queue),
         };
         self.count_put(key, new_name)
     }

@@ -245,7 +245,7 @@ impl RouteTables {
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
-                || self.view.topics.get(&*tc.topic_name).is_none_or(|e| !e.contains(name, &self.view.names));
+                || self.view.topics.get(&tc.topic_name).is_none_or(|e| !e.contains(name, &self.view.names));
             if !changed {
                 continue;
             }

@@ -5,9 +5,15 @@
 //! (decision 0020). Ordered by the inline head first, most compares are two integer compares on the node's own
 //! cache lines; only names that share their first 16 bytes compare the strings. The order is still the names' own
 //! (decision 0018), so lookups by `&str` work too, and the read path keeps using them.
+//!
+//! A decoded `TopicConfig` carries its topic's key, built on the decoder thread while the name is in its cache: the
+//! writer then finds a known topic without reading the name or touching its count (decision 0022).
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
 use std::sync::Arc;
 
 /// A topic name ordered as the name (byte-wise), compared by its inline head first.
@@ -79,6 +85,45 @@ impl Eq for TopicKey {}
 impl Borrow<str> for TopicKey {
     fn borrow(&self) -> &str {
         &self.name
+    }
+}
+
+/// Hashes as the name, as `Borrow<str>` requires.
+impl Hash for TopicKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (*self.name).hash(state);
+    }
+}
+
+/// The name, wherever a `&str` will do.
+impl Deref for TopicKey {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for TopicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl From<Arc<str>> for TopicKey {
+    fn from(name: Arc<str>) -> TopicKey {
+        TopicKey::new(name)
+    }
+}
+
+impl From<&str> for TopicKey {
+    fn from(name: &str) -> TopicKey {
+        TopicKey::new(Arc::from(name))
+    }
+}
+
+impl From<String> for TopicKey {
+    fn from(name: String) -> TopicKey {
+        TopicKey::new(Arc::from(name))
     }
 }
 
