@@ -55,13 +55,20 @@ pub struct TopicConfig {
 }
 
 impl TopicConfig {
-    /// Java's defaults for fields a body leaves out (`TopicConfig` constructor): read and write queue numbers,
-    /// perm, sys flag.
-    pub const DEFAULTS: (i32, i32, i32, i32) = (16, 16, perm::READ_WRITE, 0);
+    /// Java's defaults for the fields a body leaves out (the `TopicConfig` constructor).
+    pub const DEFAULT_READ_QUEUE_NUMS: i32 = 16;
+    pub const DEFAULT_WRITE_QUEUE_NUMS: i32 = 16;
+    pub const DEFAULT_PERM: i32 = perm::READ_WRITE;
+    pub const DEFAULT_TOPIC_SYS_FLAG: i32 = 0;
 
     pub fn with_defaults(topic_name: impl Into<TopicKey>) -> Self {
-        let (read_queue_nums, write_queue_nums, perm, topic_sys_flag) = Self::DEFAULTS;
-        TopicConfig { topic_name: topic_name.into(), read_queue_nums, write_queue_nums, perm, topic_sys_flag }
+        TopicConfig {
+            topic_name: topic_name.into(),
+            read_queue_nums: Self::DEFAULT_READ_QUEUE_NUMS,
+            write_queue_nums: Self::DEFAULT_WRITE_QUEUE_NUMS,
+            perm: Self::DEFAULT_PERM,
+            topic_sys_flag: Self::DEFAULT_TOPIC_SYS_FLAG,
+        }
     }
 }
 

@@ -198,7 +198,8 @@ fn int_member(s: &mut Scanner, key: &str) -> Option<i32> {
 /// One TopicConfig, kept when it names its topic (routes are keyed by `topicName`, not by the table's key).
 fn topic_config(s: &mut Scanner, out: &mut Vec<TopicConfig>) -> Option<()> {
     // Java's defaults for what the body leaves out; the name is set last, so no placeholder is allocated.
-    let (mut read, mut write, mut perm, mut flag) = TopicConfig::DEFAULTS;
+    let (mut read, mut write) = (TopicConfig::DEFAULT_READ_QUEUE_NUMS, TopicConfig::DEFAULT_WRITE_QUEUE_NUMS);
+    let (mut perm, mut flag) = (TopicConfig::DEFAULT_PERM, TopicConfig::DEFAULT_TOPIC_SYS_FLAG);
     let mut name = None;
     let mut seen = Seen::default();
     s.object(|s, key| match key {

@@ -259,7 +259,10 @@ impl RouteTables {
                 perm: p,
                 topic_sys_flag: tc.topic_sys_flag,
             };
-            match self.put_queue_as(&tc.topic_name, id, queue, register_first) {
+            // Under an unchanged DataVersion only a topic without the name gets here, and that put always changes
+            // it: one descent then, instead of a lookup and an insert after the check above.
+            let likely_change = register_first || !version_changed;
+            match self.put_queue_as(&tc.topic_name, id, queue, likely_change) {
                 Put::Unchanged => continue,
                 Put::Updated => {}
                 Put::Added(key) => added.push((key, true)),
