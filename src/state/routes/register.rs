@@ -242,6 +242,9 @@ impl RouteTables {
         let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
         let id = self.interner.intern(&mut self.view.names, name);
         let (mut put_any, mut added) = (false, Vec::new());
+        // Under an unchanged DataVersion only a topic without the name is put below, and that put always changes
+        // it: one descent then, instead of a lookup and an insert after the check.
+        let likely_change = register_first || !version_changed;
         for tc in &body.topic_configs {
             let changed = register_first
                 || version_changed
@@ -259,9 +262,6 @@ impl RouteTables {
                 perm: p,
                 topic_sys_flag: tc.topic_sys_flag,
             };
-            // Under an unchanged DataVersion only a topic without the name gets here, and that put always changes
-            // it: one descent then, instead of a lookup and an insert after the check above.
-            let likely_change = register_first || !version_changed;
             match self.put_queue_as(&tc.topic_name, id, queue, likely_change) {
                 Put::Unchanged => continue,
                 Put::Updated => {}
