@@ -169,10 +169,12 @@ impl RetryBudget {
     /// A phase in which one of the clients' two name servers is dead. A producer may retry twice before its first
     /// send (measured in 8 runs: 0 or 1): when the Java client's first pick is the dead name server, its first send
     /// fails (`RemotingConnectException`) and the next pick is the other one; the second retry is a margin for the
-    /// client's scheduled route refresh taking a pick in between. A push consumer may be started again up to 7
-    /// times (measured: 0 to 5; each start picks at random, 1/256 to lose 8 times).
+    /// client's scheduled route refresh taking a pick in between. A push consumer may be started again up to 13
+    /// times: each start picks one of the two name servers at random (the client's first index is random), so 14
+    /// dead picks in a row happen by chance once in 2^14 ≈ 16,000 phases, and a CI run has two such phases
+    /// (measured restarts: 0 to 5 in 8 runs, 7 in one CI run out of ~25, which failed the earlier bound of 7).
     pub const fn name_server_down(phase: &'static str) -> RetryBudget {
-        RetryBudget { phase: Some(phase), early: 2, restarts: 7 }
+        RetryBudget { phase: Some(phase), early: 2, restarts: 13 }
     }
 }
 
