@@ -214,9 +214,9 @@ fn write_ids(w: &mut JsonWriter<'_>, ids: &BTreeSet<BrokerId>) {
 pub fn sync_state_set_body(set: &SyncStateSet) -> Bytes {
     json_body(|w| {
         w.begin_object();
-        w.key("syncStateSet");
+        w.field("syncStateSet");
         write_ids(w, &set.sync_state_set);
-        w.key("syncStateSetEpoch");
+        w.field("syncStateSetEpoch");
         w.int(set.sync_state_set_epoch);
         w.end_object();
     })
@@ -247,22 +247,22 @@ fn elect_master_body(body: &ElectMasterBody) -> Bytes {
     json_body(|w| {
         w.begin_object();
         if let Some(group) = &body.broker_member_group {
-            w.key("brokerMemberGroup");
+            w.field("brokerMemberGroup");
             w.begin_object();
-            w.key("brokerAddrs");
+            w.field("brokerAddrs");
             w.begin_object();
             for (id, addr) in &group.broker_addrs {
                 w.int_key(*id);
                 w.string(addr);
             }
             w.end_object();
-            w.key("brokerName");
+            w.field("brokerName");
             w.string(&group.broker_name);
-            w.key("cluster");
+            w.field("cluster");
             w.string(&group.cluster);
             w.end_object();
         }
-        w.key("syncStateSet");
+        w.field("syncStateSet");
         write_ids(w, &body.sync_state_set);
         w.end_object();
     })
@@ -290,26 +290,26 @@ pub fn replica_info(req: &RemotingCommand, r: &ControllerResult<ReplicaInfoRespo
 pub fn sync_state_data(req: &RemotingCommand, r: &ControllerResult<BrokerReplicasInfo>) -> RemotingCommand {
     let body = json_body(|w| {
         w.begin_object();
-        w.key("replicasInfoTable");
+        w.field("replicasInfoTable");
         w.begin_object();
         for (name, group) in &r.response.replicas_info_table {
             w.key(name);
             w.begin_object();
-            w.key("inSyncReplicas");
+            w.field("inSyncReplicas");
             write_identities(w, &group.in_sync_replicas);
             if let Some(addr) = &group.master_address {
-                w.key("masterAddress");
+                w.field("masterAddress");
                 w.string(addr);
             }
             if let Some(id) = group.master_broker_id {
-                w.key("masterBrokerId");
+                w.field("masterBrokerId");
                 w.long(id);
             }
-            w.key("masterEpoch");
+            w.field("masterEpoch");
             w.int(group.master_epoch);
-            w.key("notInSyncReplicas");
+            w.field("notInSyncReplicas");
             write_identities(w, &group.not_in_sync_replicas);
-            w.key("syncStateSetEpoch");
+            w.field("syncStateSetEpoch");
             w.int(group.sync_state_set_epoch);
             w.end_object();
         }
@@ -323,13 +323,13 @@ fn write_identities(w: &mut JsonWriter<'_>, list: &[ReplicaIdentity]) {
     w.begin_array();
     for r in list {
         w.begin_object();
-        w.key("alive");
+        w.field("alive");
         w.bool(r.alive);
-        w.key("brokerAddress");
+        w.field("brokerAddress");
         w.string(&r.broker_address);
-        w.key("brokerId");
+        w.field("brokerId");
         w.long(r.broker_id);
-        w.key("brokerName");
+        w.field("brokerName");
         w.string(&r.broker_name);
         w.end_object();
     }

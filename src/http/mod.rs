@@ -112,17 +112,17 @@ fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>
             let reason = ctx.not_ready_reason(&snap);
             let body = json(|w| {
                 w.begin_object();
-                w.key("brokers");
+                w.field("brokers");
                 w.long(ctx.metrics.writer.live_brokers.load(Ordering::Relaxed) as i64);
-                w.key("generation");
+                w.field("generation");
                 w.long(snap.generation as i64);
                 if let Some(r) = reason {
-                    w.key("reason");
+                    w.field("reason");
                     w.string(r);
                 }
-                w.key("ready");
+                w.field("ready");
                 w.bool(reason.is_none());
-                w.key("topics");
+                w.field("topics");
                 w.long(snap.routes.topic_count() as i64);
                 w.end_object();
             });
@@ -165,16 +165,16 @@ fn nsaddr_body(list: &str) -> String {
 
 fn error(w: &mut JsonWriter, reason: &str) {
     w.begin_object();
-    w.key("error");
+    w.field("error");
     w.string(reason);
     w.end_object();
 }
 
 fn not_found(w: &mut JsonWriter, topic: &str) {
     w.begin_object();
-    w.key("error");
+    w.field("error");
     w.string("topic not found");
-    w.key("topic");
+    w.field("topic");
     w.string(topic);
     w.end_object();
 }

@@ -171,13 +171,13 @@ pub(super) fn read_queue_datas(route: &Value) -> Result<Vec<Option<QueueData>>, 
 /// `stateVersion` exists only in 5.x DataVersion.
 pub(super) fn write_data_version(w: &mut JsonWriter, dv: &DataVersion, with_state: bool) {
     w.begin_object();
-    w.key("counter");
+    w.field("counter");
     w.long(dv.counter);
     if with_state {
-        w.key("stateVersion");
+        w.field("stateVersion");
         w.long(dv.state_version);
     }
-    w.key("timestamp");
+    w.field("timestamp");
     w.long(dv.timestamp);
     w.end_object();
 }
@@ -193,16 +193,16 @@ pub(super) fn write_broker_addrs(w: &mut JsonWriter, addrs: &BTreeMap<i64, Strin
 
 pub(super) fn write_broker_data(w: &mut JsonWriter, bd: &BrokerData) {
     w.begin_object();
-    w.key("brokerAddrs");
+    w.field("brokerAddrs");
     write_broker_addrs(w, &bd.broker_addrs);
-    w.key("brokerName");
+    w.field("brokerName");
     w.string(&bd.broker_name);
-    w.key("cluster");
+    w.field("cluster");
     w.string(&bd.cluster);
-    w.key("enableActingMaster");
+    w.field("enableActingMaster");
     w.bool(bd.enable_acting_master);
     if let Some(zone) = &bd.zone_name {
-        w.key("zoneName");
+        w.field("zoneName");
         w.string(zone);
     }
     w.end_object();
@@ -210,15 +210,15 @@ pub(super) fn write_broker_data(w: &mut JsonWriter, bd: &BrokerData) {
 
 pub(super) fn write_queue_data(w: &mut JsonWriter, q: &QueueData) {
     w.begin_object();
-    w.key("brokerName");
+    w.field("brokerName");
     w.string(&q.broker_name);
-    w.key("perm");
+    w.field("perm");
     w.int(q.perm);
-    w.key("readQueueNums");
+    w.field("readQueueNums");
     w.int(q.read_queue_nums);
-    w.key("topicSysFlag");
+    w.field("topicSysFlag");
     w.int(q.topic_sys_flag);
-    w.key("writeQueueNums");
+    w.field("writeQueueNums");
     w.int(q.write_queue_nums);
     w.end_object();
 }
@@ -226,11 +226,11 @@ pub(super) fn write_queue_data(w: &mut JsonWriter, q: &QueueData) {
 pub(super) fn write_mapping_info(w: &mut JsonWriter, info: &TopicQueueMappingInfo) {
     w.begin_object();
     if let Some(bname) = &info.bname {
-        w.key("bname");
+        w.field("bname");
         w.string(bname);
     }
     if let Some(map) = &info.curr_id_map {
-        w.key("currIdMap");
+        w.field("currIdMap");
         w.begin_object();
         for (k, v) in map {
             w.int_key(i64::from(*k));
@@ -238,19 +238,19 @@ pub(super) fn write_mapping_info(w: &mut JsonWriter, info: &TopicQueueMappingInf
         }
         w.end_object();
     }
-    w.key("dirty");
+    w.field("dirty");
     w.bool(info.dirty);
-    w.key("epoch");
+    w.field("epoch");
     w.long(info.epoch);
     if let Some(scope) = &info.scope {
-        w.key("scope");
+        w.field("scope");
         w.string(scope);
     }
     if let Some(topic) = &info.topic {
-        w.key("topic");
+        w.field("topic");
         w.string(topic);
     }
-    w.key("totalQueues");
+    w.field("totalQueues");
     w.int(info.total_queues);
     w.end_object();
 }

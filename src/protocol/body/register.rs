@@ -76,12 +76,12 @@ pub(super) fn encode(body: &RegisterBrokerBody, version: i32) -> Vec<u8> {
     w.begin_object();
     // `None` (leave the broker's filter servers alone) is an explicit null: Java reads a missing key as an empty
     // list, which removes them.
-    w.key("filterServerList");
+    w.field("filterServerList");
     match &body.filter_server_list {
         Some(list) => beans::write_string_array(&mut w, list),
         None => w.null(),
     }
-    w.key("topicConfigSerializeWrapper");
+    w.field("topicConfigSerializeWrapper");
     write_wrapper(&mut w, body, five);
     w.end_object();
     out
@@ -89,14 +89,14 @@ pub(super) fn encode(body: &RegisterBrokerBody, version: i32) -> Vec<u8> {
 
 fn write_wrapper(w: &mut JsonWriter, body: &RegisterBrokerBody, five: bool) {
     w.begin_object();
-    w.key("dataVersion");
+    w.field("dataVersion");
     beans::write_data_version(w, &body.data_version, five);
     if five {
-        w.key("mappingDataVersion");
+        w.field("mappingDataVersion");
         let mapping = crate::model::DataVersion { timestamp: body.data_version.timestamp, ..Default::default() };
         beans::write_data_version(w, &mapping, true);
     }
-    w.key("topicConfigTable");
+    w.field("topicConfigTable");
     w.begin_object();
     for tc in &body.topic_configs {
         w.key(&tc.topic_name);
@@ -104,10 +104,10 @@ fn write_wrapper(w: &mut JsonWriter, body: &RegisterBrokerBody, five: bool) {
     }
     w.end_object();
     if five {
-        w.key("topicQueueMappingDetailMap");
+        w.field("topicQueueMappingDetailMap");
         w.begin_object();
         w.end_object();
-        w.key("topicQueueMappingInfoMap");
+        w.field("topicQueueMappingInfoMap");
         w.begin_object();
         for (topic, info) in &body.mapping_infos {
             w.key(topic);
@@ -121,23 +121,23 @@ fn write_wrapper(w: &mut JsonWriter, body: &RegisterBrokerBody, five: bool) {
 fn write_topic_config(w: &mut JsonWriter, tc: &TopicConfig, five: bool) {
     w.begin_object();
     if five {
-        w.key("attributes");
+        w.field("attributes");
         w.begin_object();
         w.end_object();
     }
-    w.key("order");
+    w.field("order");
     w.bool(false);
-    w.key("perm");
+    w.field("perm");
     w.int(tc.perm);
-    w.key("readQueueNums");
+    w.field("readQueueNums");
     w.int(tc.read_queue_nums);
-    w.key("topicFilterType");
+    w.field("topicFilterType");
     w.string("SINGLE_TAG");
-    w.key("topicName");
+    w.field("topicName");
     w.string(&tc.topic_name);
-    w.key("topicSysFlag");
+    w.field("topicSysFlag");
     w.int(tc.topic_sys_flag);
-    w.key("writeQueueNums");
+    w.field("writeQueueNums");
     w.int(tc.write_queue_nums);
     w.end_object();
 }

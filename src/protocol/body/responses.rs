@@ -10,13 +10,13 @@ use crate::protocol::json::{Dialect, JsonWriter};
 pub(super) fn topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, dialect);
     w.begin_object();
-    w.key("brokerDatas");
+    w.field("brokerDatas");
     w.begin_array();
     for bd in &route.broker_datas {
         beans::write_broker_data(&mut w, bd);
     }
     w.end_array();
-    w.key("filterServerTable");
+    w.field("filterServerTable");
     w.begin_object();
     for (addr, servers) in &route.filter_server_table {
         w.key(addr);
@@ -24,17 +24,17 @@ pub(super) fn topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Ve
     }
     w.end_object();
     if let Some(conf) = &route.order_topic_conf {
-        w.key("orderTopicConf");
+        w.field("orderTopicConf");
         w.string(conf);
     }
-    w.key("queueDatas");
+    w.field("queueDatas");
     w.begin_array();
     for q in &route.queue_datas {
         beans::write_queue_data(&mut w, q);
     }
     w.end_array();
     if let Some(map) = &route.topic_queue_mapping_by_broker {
-        w.key("topicQueueMappingByBroker");
+        w.field("topicQueueMappingByBroker");
         w.begin_object();
         for (broker, info) in map {
             w.key(broker);
@@ -48,14 +48,14 @@ pub(super) fn topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Ve
 pub(super) fn cluster_info(info: &ClusterInfo, dialect: Dialect, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, dialect);
     w.begin_object();
-    w.key("brokerAddrTable");
+    w.field("brokerAddrTable");
     w.begin_object();
     for (name, bd) in &info.broker_addr_table {
         w.key(name);
         beans::write_broker_data(&mut w, bd);
     }
     w.end_object();
-    w.key("clusterAddrTable");
+    w.field("clusterAddrTable");
     w.begin_object();
     for (cluster, names) in &info.cluster_addr_table {
         w.key(cluster);
@@ -69,10 +69,10 @@ pub(super) fn topic_list(list: &TopicList, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, Dialect::Default);
     w.begin_object();
     if let Some(addr) = &list.broker_addr {
-        w.key("brokerAddr");
+        w.field("brokerAddr");
         w.string(addr);
     }
-    w.key("topicList");
+    w.field("topicList");
     beans::write_string_array(&mut w, &list.topic_list);
     w.end_object();
 }
@@ -84,16 +84,16 @@ pub(super) fn data_version(dv: &DataVersion, out: &mut Vec<u8>) {
 pub(super) fn broker_member_group(group: &BrokerMemberGroup, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, Dialect::Default);
     w.begin_object();
-    w.key("brokerMemberGroup");
+    w.field("brokerMemberGroup");
     w.begin_object();
-    w.key("brokerAddrs");
+    w.field("brokerAddrs");
     beans::write_broker_addrs(&mut w, &group.broker_addrs);
     if let Some(name) = &group.broker_name {
-        w.key("brokerName");
+        w.field("brokerName");
         w.string(name);
     }
     if let Some(cluster) = &group.cluster {
-        w.key("cluster");
+        w.field("cluster");
         w.string(cluster);
     }
     w.end_object();
@@ -112,7 +112,7 @@ fn string_map(w: &mut JsonWriter, map: &BTreeMap<String, String>) {
 pub(super) fn kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, Dialect::Default);
     w.begin_object();
-    w.key("table");
+    w.field("table");
     string_map(&mut w, table);
     w.end_object();
 }
@@ -120,7 +120,7 @@ pub(super) fn kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
 pub(super) fn kv_config_file(config: &BTreeMap<String, BTreeMap<String, String>>, out: &mut Vec<u8>) {
     let mut w = JsonWriter::new(out, Dialect::Default);
     w.begin_object();
-    w.key("configTable");
+    w.field("configTable");
     w.begin_object();
     for (namespace, table) in config {
         w.key(namespace);

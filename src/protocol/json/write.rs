@@ -65,11 +65,24 @@ impl<'a> JsonWriter<'a> {
         self.out.push(b']');
     }
 
-    /// An object key that is a string (bean property or `Map<String,_>` key).
+    /// An object key that is a string from data (`Map<String,_>` key): escaped as needed.
     pub fn key(&mut self, k: &str) {
         self.separate();
         self.quoted(k);
         self.out.push(b':');
+        self.after_key = true;
+    }
+
+    /// A bean property's name: a literal that needs no escaping, so it is copied without the scan `key` makes
+    /// (most keys of a route are these, and the scan was a third of a big route's encode).
+    #[inline]
+    pub fn field(&mut self, name: &'static str) {
+        debug_assert!(!needs_escape(name), "a property name with a character to escape: {name:?}");
+        self.separate();
+        self.out.reserve(name.len() + 3);
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
         self.after_key = true;
     }
 
@@ -139,7 +152,7 @@ impl<'a> JsonWriter<'a> {
 /// non-ASCII and `/` go out raw). Unescaped runs are copied in one go.
 pub fn write_quoted<B: BufMut>(out: &mut B, s: &str) {
     out.put_u8(b'"');
-    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+    if !needs_escape(s) {
         out.put_slice(s.as_bytes());
         out.put_u8(b'"');
         return;
@@ -174,6 +187,13 @@ pub fn write_quoted<B: BufMut>(out: &mut B, s: &str) {
     }
     out.put_slice(&s.as_bytes()[run_start..]);
     out.put_u8(b'"');
+}
+
+/// True if `s` has a character fastjson2 escapes. Without an early exit, so that the loop runs over whole
+/// vectors: names and addresses are short, and nearly always clean.
+#[inline]
+fn needs_escape(s: &str) -> bool {
+    s.bytes().fold(false, |found, b| found | (b < 0x20) | (b == b'"') | (b == b'\\'))
 }
 
 #[cfg(test)]
