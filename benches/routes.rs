@@ -17,6 +17,9 @@ use namesrv::state::RouteView;
 /// 10k topics, each hosted by the 8 masters of one cluster (a route with 8 groups, ~1.3 KB).
 const TOPICS: usize = 10_000;
 const BROKERS: usize = 8;
+/// The big routes: 1,000 topics on 30 masters.
+const BIG_TOPICS: usize = 1_000;
+const BIG_BROKERS: usize = 30;
 /// Topics a churning registration changes each time.
 const CHURN_TOPICS: usize = 100;
 
@@ -27,9 +30,13 @@ struct Published {
 }
 
 fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<Published>) {
+    lookups_of(c, g_name, cell, TOPICS)
+}
+
+fn lookups_of(c: &mut Criterion, g_name: &str, cell: &ArcSwap<Published>, topic_count: usize) {
     let mut g = c.benchmark_group(g_name);
     g.throughput(Throughput::Elements(1));
-    let topics: Vec<String> = (0..TOPICS).step_by(97).map(common::topic_name).collect();
+    let topics: Vec<String> = (0..topic_count).step_by(97).map(common::topic_name).collect();
     let mut i = 0usize;
     let mut next = move || {
         i = (i + 1) % topics.len();
@@ -63,9 +70,10 @@ fn lookups(c: &mut Criterion, g_name: &str, cell: &ArcSwap<Published>) {
                 let t = next();
                 let p = cell.load();
                 let body = cache.body(p.generation, &p.view, &config, &t, dialect, || {
+                    let (route, stamp) = p.view.route_stamped(&t, false)?;
                     let mut out = Vec::new();
-                    body::encode_topic_route(&p.view.route(&t, false)?, dialect, &mut out);
-                    Some(bytes::Bytes::from(out))
+                    body::encode_topic_route(&route, dialect, &mut out);
+                    Some((bytes::Bytes::from(out), stamp))
                 });
                 black_box(body.expect("route").len())
             })
@@ -78,6 +86,14 @@ fn idle(c: &mut Criterion) {
     let tables = common::tables_shared(TOPICS, BROKERS);
     let cell = ArcSwap::from_pointee(Published { generation: 0, view: tables.view() });
     lookups(c, "lookup_idle", &cell);
+}
+
+/// The big-cluster scenario's routes: each topic on 30 masters of one cluster (~7 KB of JSON), as `namesrv-perf
+/// big-cluster` queries them, where nearly every query misses the route cache.
+fn idle_big_routes(c: &mut Criterion) {
+    let tables = common::tables_shared(BIG_TOPICS, BIG_BROKERS);
+    let cell = ArcSwap::from_pointee(Published { generation: 0, view: tables.view() });
+    lookups_of(c, "lookup_idle_30_brokers", &cell, BIG_TOPICS);
 }
 
 fn under_publishing(c: &mut Criterion) {
@@ -111,5 +127,5 @@ fn under_publishing(c: &mut Criterion) {
     eprintln!("writer thread published {} views during lookup_while_publishing", publishes.load(Ordering::Relaxed));
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = idle, under_publishing }
+criterion_group! { name = benches; config = common::quick(); targets = idle, idle_big_routes, under_publishing }
 criterion_main!(benches);

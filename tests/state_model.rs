@@ -257,7 +257,19 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
                     prop_assert_eq!(&v.route(t, true), acting, "stale stamp for {} after {:?}", t, op);
                 }
             }
-            stamps[i] = v.route_stamp(t).map(|s| (s, v.route(t, false), v.route(t, true)));
+            // What a route-cache miss takes: the route and its stamp from one pass.
+            let (plain, acting) = (v.route(t, false), v.route(t, true));
+            prop_assert_eq!(v.route_stamped(t, true).map(|(r, _)| r), acting.clone(), "route_stamped {}", t);
+            stamps[i] = match v.route_stamped(t, false) {
+                Some((route, stamp)) => {
+                    prop_assert_eq!(Some(&route), plain.as_ref(), "route_stamped {}", t);
+                    Some((stamp, plain, acting))
+                }
+                None => {
+                    prop_assert_eq!(plain, None, "route_stamped {}", t);
+                    None
+                }
+            };
         }
         // The generation moves exactly when something readable changed.
         let v = real.view();

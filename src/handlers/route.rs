@@ -30,8 +30,8 @@ pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
         Dialect::Default
     };
     let build = |t: &str, dialect: Dialect| {
-        let route = snap.routes.route(t, config.support_acting_master)?;
-        Some(body_of(|out| body::encode_topic_route(&route, dialect, out)))
+        let (route, stamp) = snap.routes.route_stamped(t, config.support_acting_master)?;
+        Some((body_of(|out| body::encode_topic_route(&route, dialect, out)), stamp))
     };
     // The order conf (a KV lookup) and the zone filter shape a route per request; everything else is the same
     // for every reader of a topic, so its encoded body comes from the reactor's cache.

@@ -61,8 +61,9 @@ impl RouteCache {
         self.bytes
     }
 
-    /// The body of `topic`'s route in `dialect`: cached if still valid, else built by `encode` (None = no route)
-    /// and cached when the route is cacheable. `generation` identifies the snapshot `view` belongs to.
+    /// The body of `topic`'s route in `dialect`: cached if still valid, else built by `build` from `view` (None =
+    /// no route; else the body and the stamp of the route it encodes, `RouteView::route_stamped`) and cached.
+    /// `generation` identifies the snapshot `view` belongs to.
     pub fn body(
         &mut self,
         generation: u64,
@@ -70,10 +71,10 @@ impl RouteCache {
         config: &Arc<Config>,
         topic: &str,
         dialect: Dialect,
-        encode: impl FnOnce() -> Option<Bytes>,
+        build: impl FnOnce() -> Option<(Bytes, RouteStamp)>,
     ) -> Option<Bytes> {
         if self.budget == 0 {
-            return encode();
+            return build().map(|(body, _)| body);
         }
         if !self.config.as_ref().is_some_and(|c| Arc::ptr_eq(c, config)) {
             self.clear();
@@ -86,7 +87,7 @@ impl RouteCache {
                 if let Some(b) = &c.bodies[d] {
                     return Some(b.clone());
                 }
-                let body = encode()?;
+                let (body, _) = build()?;
                 self.bytes += body.len();
                 c.bodies[d] = Some(body.clone());
                 self.trim();
@@ -94,17 +95,13 @@ impl RouteCache {
             }
             self.remove(topic);
         }
-        // Taken before encoding: if the view changed in between we would keep a body older than its stamp — the
-        // view is immutable, so it cannot.
-        let stamp = view.route_stamp(topic);
-        let body = encode()?;
-        if let Some(stamp) = stamp {
-            let mut bodies = [None, None];
-            bodies[d] = Some(body.clone());
-            self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
-            self.entries.insert(Arc::from(topic), Cached { stamp, checked: generation, bodies });
-            self.trim();
-        }
+        // The stamp comes from the same immutable view as the body, so a kept body is never older than its stamp.
+        let (body, stamp) = build()?;
+        let mut bodies = [None, None];
+        bodies[d] = Some(body.clone());
+        self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
+        self.entries.insert(Arc::from(topic), Cached { stamp, checked: generation, bodies });
+        self.trim();
         Some(body)
     }
 
@@ -161,10 +158,10 @@ mod tests {
         let body = cache
             .body(t.generation(), &view, config, topic, d, || {
                 built.set(true);
-                let r = view.route(topic, config.support_acting_master)?;
+                let (r, stamp) = view.route_stamped(topic, config.support_acting_master)?;
                 let mut out = Vec::new();
                 crate::protocol::body::encode_topic_route(&r, d, &mut out);
-                Some(Bytes::from(out))
+                Some((Bytes::from(out), stamp))
             })
             .unwrap();
         (built.get(), body)
