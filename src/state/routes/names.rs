@@ -59,4 +59,9 @@ impl Interner {
         self.ids.insert(name.clone(), id);
         id
     }
+
+    /// The id of `name` if it was ever interned.
+    pub fn id(&self, name: &str) -> Option<NameId> {
+        self.ids.get(name).copied()
+    }
 }

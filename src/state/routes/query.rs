@@ -13,7 +13,7 @@ use crate::model::{
     SYNC_BROKER_MEMBER_TOPIC_PREFIX,
 };
 
-use super::{FilterServers, MappingEntry, RouteView, TopicEntry, TopicKey, UnitTopicKind};
+use super::{FilterServers, MappingEntry, NameId, RouteView, TopicEntry, TopicKey, UnitTopicKind};
 
 const MASTER_ID: i64 = 0;
 
@@ -42,6 +42,11 @@ fn same<T>(now: Option<&Arc<T>>, then: &Option<Arc<T>>) -> bool {
 }
 
 impl RouteView {
+    /// The BrokerData of the broker name with id `id`, as `brokers` holds it by name.
+    fn broker_by_id(&self, id: NameId) -> Option<&Arc<BrokerData>> {
+        self.brokers_by_id.get(id as usize).and_then(Option::as_ref)
+    }
+
     /// True when `route(topic, ..)` would build exactly what it built when `stamp` was taken.
     pub fn stamp_matches(&self, topic: &str, stamp: &RouteStamp) -> bool {
         let Some(entry) = self.topics.get(topic) else {
@@ -49,8 +54,8 @@ impl RouteView {
         };
         // The same entry has the same broker names in the same order as when the stamp was taken.
         Arc::ptr_eq(entry, &stamp.entry)
-            && entry.names(&self.names).zip(&stamp.brokers).all(|(name, (bd_then, fs_then))| {
-                let bd = self.brokers.get(name);
+            && entry.ids().zip(&stamp.brokers).all(|(id, (bd_then, fs_then))| {
+                let bd = self.broker_by_id(id);
                 same(bd, bd_then)
                     && match (bd.and_then(|bd| self.filter_servers.get(&*bd.cluster)), fs_then) {
                         (Some(now), Some(then)) => now.ptr_eq(then),
@@ -88,8 +93,8 @@ impl RouteView {
         };
         let mut brokers = smallvec::SmallVec::<[BrokerStamp; 4]>::new();
         let stamping = stamp.is_some();
-        for name in entry.names(&self.names) {
-            let bd = self.brokers.get(name);
+        for id in entry.ids() {
+            let bd = self.broker_by_id(id);
             let fs = bd.and_then(|bd| self.filter_servers.get(&*bd.cluster));
             if stamping {
                 brokers.push((bd.cloned(), fs.cloned()));

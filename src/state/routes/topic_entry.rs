@@ -280,6 +280,11 @@ impl TopicEntry {
         self.find(name, names).is_ok()
     }
 
+    /// The ids of the broker names, in name order.
+    pub fn ids(&self) -> impl Iterator<Item = NameId> + '_ {
+        self.shape.slots.iter().map(|(id, _)| *id)
+    }
+
     /// Broker names, in name order.
     pub fn names<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = &'a Arc<str>> + 'a {
         self.shape.slots.iter().map(|(id, _)| names.name(*id))
