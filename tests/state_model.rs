@@ -173,6 +173,7 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
     // A route stamp per topic with the routes built when it was taken: a stamp that still matches must mean the
     // same routes (the reactors' route cache relies on it).
     let mut stamps: Vec<Option<Stamped>> = vec![None; TOPICS.len()];
+    let mut derived: Vec<Option<Stamped>> = vec![None; TOPICS.len()];
     for op in ops {
         let gen_before = real.generation();
         let view_before = real.view();
@@ -250,6 +251,34 @@ fn run(ops: Vec<Op>, s: RouteSettings) -> Result<(), TestCaseError> {
         }
         check_views(&model, &real)?;
         let v = real.view();
+        // What a route-cache miss takes from the topic's kin: a stamp taken from another topic's, only when the two
+        // routes are the same now. Offered every other topic's stamp from before this op, not only its kin's: a
+        // stale or wrong one must be refused. A stamp so taken is kept in `derived` while it matches, so the ops
+        // after check that it goes stale in time.
+        for (i, t) in TOPICS.iter().enumerate() {
+            if let Some((stamp, plain, acting)) = &derived[i] {
+                if !v.stamp_matches(t, stamp) {
+                    derived[i] = None;
+                    continue;
+                }
+                prop_assert_eq!(&v.route(t, false), plain, "stale derived stamp for {} after {:?}", t, op);
+                prop_assert_eq!(&v.route(t, true), acting, "stale derived stamp for {} after {:?}", t, op);
+            }
+        }
+        for (b, tb) in TOPICS.iter().enumerate() {
+            for a in (0..TOPICS.len()).filter(|&a| a != b) {
+                let Some((like, plain_a, acting_a)) = stamps[a].clone() else {
+                    continue;
+                };
+                for (acting, route_a) in [(false, &plain_a), (true, &acting_a)] {
+                    if let Some(stamp) = v.stamp_like(tb, acting, |_| Some(&like)) {
+                        prop_assert_eq!(&v.route(tb, acting), route_a, "{} took {}'s route", tb, TOPICS[a]);
+                        prop_assert!(v.stamp_matches(tb, &stamp), "a stamp of {} that does not match", tb);
+                        derived[b] = Some((stamp, v.route(tb, false), v.route(tb, true)));
+                    }
+                }
+            }
+        }
         for (i, t) in TOPICS.iter().enumerate() {
             if let Some((stamp, plain, acting)) = &stamps[i] {
                 if v.stamp_matches(t, stamp) {

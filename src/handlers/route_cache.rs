@@ -5,6 +5,12 @@
 //! while `RouteView::stamp_matches` holds, so a publish that changes k topics invalidates exactly those k (plus the
 //! topics of a changed BrokerData), never the whole cache. The cache is per reactor (no locks, no sharing) and
 //! bounded in bytes; past the bound, arbitrary entries are dropped.
+//!
+//! A route does not name its topic, and the topics a cluster's brokers all carry have the same route. So the cache
+//! also keeps one body per route kin (`RouteKin`): a topic it has no entry for takes its kin's body when
+//! `RouteView::stamp_like` says that body is the topic's route now, without building it. In a big cluster, where
+//! queries spread over more topics than the cache holds, that is most misses: a lookup and a few pointer compares
+//! instead of building and encoding a route of every broker.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,14 +19,19 @@ use bytes::Bytes;
 
 use crate::config::Config;
 use crate::protocol::json::Dialect;
-use crate::state::routes::RouteStamp;
+use crate::state::routes::{RouteKin, RouteStamp};
 use crate::state::RouteView;
 
 /// Bookkeeping per entry beyond the body bytes (key, stamp, map slot), for the byte bound.
 const ENTRY_OVERHEAD: usize = 160;
 
 pub struct RouteCache {
+    /// Per topic. A body taken from `kin` is the same allocation as the kin's, but counted here too: the bound is
+    /// then an upper bound, whichever entry is dropped first.
     entries: HashMap<Arc<str>, Cached, ahash::RandomState>,
+    /// Per route kin: the stamp of the topic whose route was built, and its bodies (`checked` unused: every use
+    /// checks the stamp against the topic's entry, `stamp_like`).
+    kin: HashMap<RouteKin, Cached, ahash::RandomState>,
     bytes: usize,
     budget: usize,
     /// The config the bodies were built under (support_acting_master shapes routes); a new one empties the cache.
@@ -46,7 +57,7 @@ fn dialect_index(d: Dialect) -> usize {
 impl RouteCache {
     /// `budget` bytes of bodies and bookkeeping; 0 turns caching off.
     pub fn new(budget: usize) -> RouteCache {
-        RouteCache { entries: HashMap::default(), bytes: 0, budget, config: None }
+        RouteCache { entries: HashMap::default(), kin: HashMap::default(), bytes: 0, budget, config: None }
     }
 
     pub fn len(&self) -> usize {
@@ -81,28 +92,86 @@ impl RouteCache {
             self.config = Some(config.clone());
         }
         let d = dialect_index(dialect);
+        let acting = config.support_acting_master;
         if let Some(c) = self.entries.get_mut(topic) {
             if c.checked == generation || view.stamp_matches(topic, &c.stamp) {
                 c.checked = generation;
                 if let Some(b) = &c.bodies[d] {
                     return Some(b.clone());
                 }
-                let (body, _) = build()?;
-                self.bytes += body.len();
-                c.bodies[d] = Some(body.clone());
+                let (body, _) = self.made(generation, view, topic, acting, d, build)?;
+                if let Some(c) = self.entries.get_mut(topic) {
+                    c.bodies[d] = Some(body.clone());
+                    self.bytes += body.len();
+                }
                 self.trim();
                 return Some(body);
             }
             self.remove(topic);
         }
-        // The stamp comes from the same immutable view as the body, so a kept body is never older than its stamp.
-        let (body, stamp) = build()?;
+        let (body, stamp) = self.made(generation, view, topic, acting, d, build)?;
         let mut bodies = [None, None];
         bodies[d] = Some(body.clone());
         self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
         self.entries.insert(Arc::from(topic), Cached { stamp, checked: generation, bodies });
         self.trim();
         Some(body)
+    }
+
+    /// `topic`'s body in dialect `d` and its stamp, from its kin's entry when that holds `topic`'s route, else
+    /// built (and kept as its kin's, if it has one).
+    fn made(
+        &mut self,
+        generation: u64,
+        view: &RouteView,
+        topic: &str,
+        acting: bool,
+        d: usize,
+        build: impl FnOnce() -> Option<(Bytes, RouteStamp)>,
+    ) -> Option<(Bytes, RouteStamp)> {
+        match self.kin_has(view, topic, acting, d) {
+            FromKin::Body(body, stamp) => Some((body, stamp)),
+            FromKin::NoBody(stamp) => {
+                let (body, _) = build()?;
+                if let Some(c) = stamp.kin(topic, acting).and_then(|k| self.kin.get_mut(&k)) {
+                    c.bodies[d] = Some(body.clone());
+                    self.bytes += body.len();
+                }
+                Some((body, stamp))
+            }
+            FromKin::None => {
+                // The stamp comes from the same immutable view as the body, so a kept body is never older than its
+                // stamp.
+                let (body, stamp) = build()?;
+                if let Some(k) = stamp.kin(topic, acting) {
+                    let mut bodies = [None, None];
+                    bodies[d] = Some(body.clone());
+                    let c = Cached { stamp: stamp.clone(), checked: generation, bodies };
+                    self.bytes += kin_bytes(&c);
+                    if let Some(old) = self.kin.insert(k, c) {
+                        self.bytes -= kin_bytes(&old);
+                    }
+                }
+                Some((body, stamp))
+            }
+        }
+    }
+
+    /// `topic`'s stamp taken from its kin's entry, when that entry's route is `topic`'s now (`stamp_like`), with
+    /// the kin's body in dialect `d` if there is one.
+    fn kin_has(&self, view: &RouteView, topic: &str, acting: bool, d: usize) -> FromKin {
+        let mut kin = None;
+        let Some(stamp) = view.stamp_like(topic, acting, |k| {
+            kin = Some(k);
+            self.kin.get(&k).map(|c| &c.stamp)
+        }) else {
+            return FromKin::None;
+        };
+        let c = kin.and_then(|k| self.kin.get(&k)).expect("stamp_like took the kin's stamp");
+        match &c.bodies[d] {
+            Some(body) => FromKin::Body(body.clone(), stamp),
+            None => FromKin::NoBody(stamp),
+        }
     }
 
     fn remove(&mut self, topic: &str) {
@@ -113,6 +182,7 @@ impl RouteCache {
 
     fn clear(&mut self) {
         self.entries.clear();
+        self.kin.clear();
         self.bytes = 0;
     }
 
@@ -135,8 +205,33 @@ impl RouteCache {
         for k in freed {
             self.entries.remove(&k);
         }
+        // Topics whose kin is kept cost little to ask again; the kin's entries go only when that was not enough.
+        let mut freed = Vec::new();
+        for (k, c) in &self.kin {
+            if bytes <= target {
+                break;
+            }
+            bytes -= kin_bytes(c);
+            freed.push(*k);
+        }
+        for k in freed {
+            self.kin.remove(&k);
+        }
         self.bytes = bytes;
     }
+}
+
+/// What a topic's kin has for it (`RouteCache::kin_has`).
+enum FromKin {
+    /// The body in the dialect asked for, and the topic's stamp.
+    Body(Bytes, RouteStamp),
+    /// The topic's stamp; the body in that dialect is still to be built.
+    NoBody(RouteStamp),
+    None,
+}
+
+fn kin_bytes(c: &Cached) -> usize {
+    ENTRY_OVERHEAD + c.bodies.iter().flatten().map(Bytes::len).sum::<usize>()
 }
 
 fn entry_bytes(topic: &str, c: &Cached) -> usize {
@@ -180,8 +275,10 @@ mod tests {
         t.register_broker(reg("c", "a", 0, "A:1", &["T", "U"], 1), 0, S);
         t.register_broker(reg("c", "b", 0, "B:1", &["V", "W"], 1), 0, S);
         let mut cache = RouteCache::new(1 << 20);
-        for topic in ["T", "U", "V"] {
-            assert!(ask(&mut cache, &t, &config, topic, Dialect::Default).0, "first ask of {topic} builds");
+        // U has T's route (the same broker, the same queue): it takes T's body.
+        for (topic, builds) in [("T", true), ("U", false), ("V", true)] {
+            let (built, body) = ask(&mut cache, &t, &config, topic, Dialect::Default);
+            assert_eq!((built, body), (builds, fresh(&t, topic, Dialect::Default)), "first ask of {topic}");
             assert!(!ask(&mut cache, &t, &config, topic, Dialect::Default).0, "second ask of {topic} is cached");
         }
         // The other dialect is built once too.
@@ -205,6 +302,38 @@ mod tests {
         t.delete_topic("U", None);
         let view = t.view();
         assert!(cache.body(t.generation(), &view, &config, "U", Dialect::Default, || None).is_none());
+    }
+
+    #[test]
+    fn the_topics_of_one_kin_build_their_route_once() {
+        let topics: Vec<String> = (0..50).map(|i| format!("topic-{i}")).collect();
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let mut t = RouteTables::new();
+        t.register_broker(reg("c", "a", 0, "A:1", &names, 1), 0, S);
+        t.register_broker(reg("c", "b", 0, "B:1", &names, 1), 0, S);
+        let config = Arc::new(Config::default());
+        let mut cache = RouteCache::new(1 << 20);
+        let mut ask_all = |t: &RouteTables, d: Dialect| {
+            let mut builds = 0;
+            for topic in &names {
+                let (built, body) = ask(&mut cache, t, &config, topic, d);
+                assert_eq!(body, fresh(t, topic, d), "{topic}");
+                builds += built as usize;
+            }
+            builds
+        };
+        assert_eq!(ask_all(&t, Dialect::Default), 1);
+        assert_eq!(ask_all(&t, Dialect::Standard), 1, "the other dialect once");
+        assert_eq!(ask_all(&t, Dialect::Default), 0);
+        // A new address for b: every route changes, and is built once again.
+        t.register_broker(reg("c", "b", 1, "B:2", &names, 1), 0, S);
+        assert_eq!(ask_all(&t, Dialect::Default), 1);
+        assert_eq!(ask_all(&t, Dialect::Standard), 1);
+        // A topic that leaves the kin builds its own route; the others keep theirs.
+        let mut fewer = reg("c", "a", 0, "A:1", &names, 2);
+        fewer.body.topic_configs[7].perm = 4;
+        t.register_broker(fewer, 0, S);
+        assert_eq!(ask_all(&t, Dialect::Default), 1, "topic-7 alone");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::model::{RegisterBrokerBody, TopicConfig};
 use crate::state::liveness::BrokerLive;
 
-use super::{RegisterBroker, RouteTables, RouteView};
+use super::{RegisterBroker, RouteTables, RouteView, TopicKey};
 
 /// What an export needs, cut from the tables in O(live brokers): the (persistent, O(1)) view and a copy of the
 /// live entries. The writer takes it; building the registrations, O(topic entries), happens elsewhere.
@@ -49,7 +49,8 @@ impl ExportCut {
             let mut topic_configs = Vec::new();
             let mut mapping_infos = Vec::new();
             for topic in view.broker_topics.get(name).into_iter().flat_map(|l| l.iter()) {
-                if let Some(q) = view.topics.get(&**topic).and_then(|e| e.queue(name, &view.names)) {
+                if let Some(q) = view.topics.get(&TopicKey::new(topic.clone())).and_then(|e| e.queue(name, &view.names))
+                {
                     topic_configs.push(TopicConfig {
                         topic_name: topic.clone().into(),
                         read_queue_nums: q.read_queue_nums,

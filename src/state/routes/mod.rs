@@ -36,7 +36,7 @@ mod tests_register;
 mod tests_same;
 
 pub use names::{NameId, Names};
-pub use query::{filter_by_zone, RouteStamp};
+pub use query::{filter_by_zone, RouteKin, RouteStamp};
 pub use same::MarkInfo;
 pub use topic_entry::{Queue, Shapes, TopicEntry};
 
@@ -372,8 +372,9 @@ impl RouteTables {
         }
     }
 
-    /// Removes one queue, dropping the topic when it empties.
-    fn remove_queue(&mut self, topic: &str, broker_name: &str) {
+    /// Removes one queue, dropping the topic when it empties. The topic comes as a full key, so that the descent
+    /// compares inline heads (a broker's eviction removes one per topic it had).
+    fn remove_queue(&mut self, topic: &TopicKey, broker_name: &str) {
         let Some((key, entry)) = self.view.topics.get_key_value(topic) else {
             return;
         };
@@ -453,7 +454,8 @@ impl RouteTables {
             return 0;
         };
         for t in topics.iter() {
-            if let Some(q) = self.view.topics.get(&**t).and_then(|e| e.queue(broker_name, &self.view.names)) {
+            let key = TopicKey::new(t.clone());
+            if let Some(q) = self.view.topics.get(&key).and_then(|e| e.queue(broker_name, &self.view.names)) {
                 let perm = f(q.perm);
                 if perm != q.perm {
                     self.put_queue(t, &name, Queue { perm, ..q });

@@ -8,6 +8,7 @@ use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
 use super::{
     MinBrokerIdNotice, Put, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
+    TopicKey,
 };
 
 const MASTER_ID: i64 = 0;
@@ -233,7 +234,7 @@ impl RouteTables {
             let keep: HashSet<&str> = body.topic_configs.iter().map(|t| &*t.topic_name).collect();
             for t in self.topics_of_broker(name).iter() {
                 if !keep.contains(&**t) {
-                    self.remove_queue(t, name);
+                    self.remove_queue(&TopicKey::new(t.clone()), name);
                 }
             }
         }
@@ -316,6 +317,7 @@ impl RouteTables {
 
     /// 216, with or without a cluster name. Static-topic mappings stay, as in Java.
     pub fn delete_topic(&mut self, topic: &str, cluster_name: Option<&str>) {
+        let topic = &TopicKey::from(topic);
         match cluster_name {
             Some(c) if !c.is_empty() => {
                 let names: Vec<Arc<str>> =

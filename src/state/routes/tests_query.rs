@@ -192,3 +192,69 @@ fn broker_member_group_by_name_only() {
     let g = t.view().broker_member_group(None, Some("zz"));
     assert!(g.broker_addrs.is_empty() && g.cluster.is_none());
 }
+
+/// A stamp of `topic`'s route, asserting it is the route `route` builds.
+fn stamped(v: &RouteView, topic: &str, acting: bool) -> RouteStamp {
+    let (r, stamp) = v.route_stamped(topic, acting).unwrap();
+    assert_eq!(Some(r), v.route(topic, acting));
+    stamp
+}
+
+#[test]
+fn topics_of_one_kin_share_a_stamp_and_others_do_not() {
+    let mut t = RouteTables::new();
+    for (name, addr) in [("a", "A:1"), ("b", "B:1")] {
+        t.register_broker(reg("c", name, 0, addr, &["T", "U", "V", "rmq_sys_SYNC_BROKER_MEMBER_a"], 1), 0, S);
+    }
+    // V is on a third broker too: another shape.
+    t.register_broker(reg("c", "z", 0, "Z:1", &["V", "W"], 1), 0, S);
+    let v = t.view();
+    let like = stamped(&v, "T", false);
+    let kin = like.kin("T", false).expect("T's route is its kin's");
+    let ask = |topic: &str, acting: bool| v.stamp_like(topic, acting, |k| (k == kin).then_some(&like));
+    let u = ask("U", false).expect("U has T's route");
+    assert!(v.stamp_matches("U", &u));
+    assert_eq!(v.route("U", false), v.route("T", false));
+    assert!(ask("V", false).is_none(), "another shape");
+    assert!(ask("W", false).is_none(), "another shape");
+    assert!(ask("nope", false).is_none());
+    // A broker-member topic keeps its own route under the acting-master rewrite, and only then.
+    assert!(ask("rmq_sys_SYNC_BROKER_MEMBER_a", false).is_some());
+    assert!(ask("rmq_sys_SYNC_BROKER_MEMBER_a", true).is_none());
+    assert!(stamped(&v, "rmq_sys_SYNC_BROKER_MEMBER_a", true).kin("rmq_sys_SYNC_BROKER_MEMBER_a", true).is_none());
+
+    // A stamp offered for the wrong kin is refused, not trusted.
+    let w = stamped(&v, "W", false);
+    assert!(v.stamp_like("T", false, |_| Some(&w)).is_none());
+
+    // Another queue for U on one broker: U's queues differ between brokers, no kin.
+    let mut r = reg("c", "a", 0, "A:1", &["T", "U", "V", "rmq_sys_SYNC_BROKER_MEMBER_a"], 2);
+    r.body.topic_configs[1].write_queue_nums = 2;
+    t.register_broker(r, 0, S);
+    let v = t.view();
+    assert!(v.stamp_like("U", false, |_| Some(&like)).is_none());
+
+    // A changed BrokerData: the old stamp no longer vouches for the kin.
+    let mut t = RouteTables::new();
+    for (name, addr) in [("a", "A:1"), ("b", "B:1")] {
+        t.register_broker(reg("c", name, 0, addr, &["T", "U"], 1), 0, S);
+    }
+    let like = stamped(&t.view(), "T", false);
+    assert!(t.view().stamp_like("U", false, |_| Some(&like)).is_some());
+    t.register_broker(reg("c", "b", 1, "B:2", &["T", "U"], 1), 0, S);
+    assert!(t.view().stamp_like("U", false, |_| Some(&like)).is_none());
+}
+
+#[test]
+fn a_topic_with_a_static_mapping_has_its_own_route() {
+    let mut t = RouteTables::new();
+    let mut r = reg("c", "a", 0, "A:1", &["T", "U"], 1);
+    r.body.mapping_infos.push(("U".into(), crate::model::TopicQueueMappingInfo::default()));
+    t.register_broker(r, 0, S);
+    let v = t.view();
+    let like = stamped(&v, "T", false);
+    assert!(v.stamp_like("U", false, |_| Some(&like)).is_none());
+    let own = stamped(&v, "U", false);
+    assert!(own.kin("U", false).is_none());
+    assert!(v.stamp_like("T", false, |_| Some(&own)).is_none(), "a stamp with a mapping vouches for no other topic");
+}

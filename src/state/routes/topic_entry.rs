@@ -280,6 +280,20 @@ impl TopicEntry {
         self.find(name, names).is_ok()
     }
 
+    /// The shape's address and the one queue every broker name has, if they all have the same: the two decide the
+    /// route with the BrokerData of the names (`RouteKin`).
+    pub fn kin(&self) -> Option<(usize, Queue)> {
+        match self.queues {
+            Queues::Same(q) => Some((Arc::as_ptr(&self.shape) as usize, q)),
+            Queues::Each(_) => None,
+        }
+    }
+
+    /// The same shape (by identity: the same names, each added when it was) and the same queues.
+    pub fn same_route_as(&self, other: &TopicEntry) -> bool {
+        Arc::ptr_eq(&self.shape, &other.shape) && self.queues == other.queues
+    }
+
     /// The ids of the broker names, in name order.
     pub fn ids(&self) -> impl Iterator<Item = NameId> + '_ {
         self.shape.slots.iter().map(|(id, _)| *id)

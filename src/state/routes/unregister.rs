@@ -11,7 +11,7 @@ use crate::model::perm;
 use super::super::liveness::LiveKey;
 use super::super::ConnId;
 use super::register::min_id_notices;
-use super::{Expired, MinBrokerIdNotice, RouteSettings, RouteTables, UnregisterBroker};
+use super::{Expired, MinBrokerIdNotice, RouteSettings, RouteTables, TopicKey, UnregisterBroker};
 
 impl RouteTables {
     /// §5.5, applied at once, in order.
@@ -55,7 +55,7 @@ impl RouteTables {
         // 3. Only the affected groups' topics are visited.
         for name in &removed {
             for t in self.topics_of_broker(name).iter() {
-                self.remove_queue(t, name);
+                self.remove_queue(&TopicKey::new(t.clone()), name);
             }
         }
         for name in &reduced {
