@@ -1,6 +1,7 @@
 //! GET_ROUTEINFO_BY_TOPIC's work without the socket: one snapshot load, the route build and the body encode, in both
 //! JSON dialects; idle, and while a writer thread publishes a new view continuously. `route_cached_*` is what a
 //! reactor does: the encoded body from its route cache, rebuilt only when the route's stamp no longer matches.
+//! `lookup_big_cluster` asks over more topics than the cache holds, as in `namesrv-perf big-cluster`.
 
 mod common;
 
@@ -96,6 +97,47 @@ fn idle_big_routes(c: &mut Criterion) {
     lookups_of(c, "lookup_idle_30_brokers", &cell, BIG_TOPICS);
 }
 
+/// The whole big-cluster scenario as one reactor sees it: 10 clusters × 30 masters × 10k topics (3M topic-queue
+/// entries), queried in a fixed pseudo-random order over all 100k topics through a route cache of the default
+/// `routeCacheBytes` (16 MiB), which holds a few thousand of these routes: most asks miss, and take their body from
+/// the topic's route kin (`RouteView::stamp_like`) instead of building it.
+fn big_cluster_through_the_cache(c: &mut Criterion) {
+    let mut tables = namesrv::state::RouteTables::new();
+    let mut topics = Vec::new();
+    for cluster in 0..10 {
+        let names: Vec<String> = (0..10_000).map(|i| format!("perf-c{cluster}-{i:06}")).collect();
+        for b in 0..BIG_BROKERS {
+            let configs = common::as_sent(names.iter().cloned(), 6);
+            let req = common::registration(&format!("perf-c{cluster}"), &format!("perf-c{cluster}-b{b}"), configs, 1);
+            tables.register_broker(req, 0, common::settings()).expect("registered");
+        }
+        topics.extend(names);
+    }
+    let view = tables.view();
+    let config = Arc::new(namesrv::config::Config::default());
+    let mut cache = RouteCache::new(16 << 20);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut g = c.benchmark_group("lookup_big_cluster");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("route_cached_default_100k_topics", |b| {
+        b.iter(|| {
+            // xorshift: the same order every run, spread over every topic.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let t = &topics[(x % topics.len() as u64) as usize];
+            let body = cache.body(tables.generation(), &view, &config, t, Dialect::Default, || {
+                let (route, stamp) = view.route_stamped(t, false)?;
+                let mut out = Vec::new();
+                body::encode_topic_route(&route, Dialect::Default, &mut out);
+                Some((bytes::Bytes::from(out), stamp))
+            });
+            black_box(body.expect("route").len())
+        })
+    });
+    g.finish();
+}
+
 fn under_publishing(c: &mut Criterion) {
     let mut tables = common::tables_shared(TOPICS, BROKERS);
     let cell = Arc::new(ArcSwap::from_pointee(Published { generation: 0, view: tables.view() }));
@@ -127,5 +169,5 @@ fn under_publishing(c: &mut Criterion) {
     eprintln!("writer thread published {} views during lookup_while_publishing", publishes.load(Ordering::Relaxed));
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = idle, idle_big_routes, under_publishing }
+criterion_group! { name = benches; config = common::quick(); targets = idle, idle_big_routes, big_cluster_through_the_cache, under_publishing }
 criterion_main!(benches);
