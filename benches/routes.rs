@@ -136,6 +136,7 @@ fn big_cluster_through_the_cache(c: &mut Criterion) {
         })
     });
     g.finish();
+    eprintln!("route cache after lookup_big_cluster: {} topics, {} bytes", cache.len(), cache.bytes());
 }
 
 fn under_publishing(c: &mut Criterion) {

@@ -4,13 +4,14 @@
 //! keeps the encoded body per topic and dialect with the `RouteStamp` it was built from; a later request reuses it
 //! while `RouteView::stamp_matches` holds, so a publish that changes k topics invalidates exactly those k (plus the
 //! topics of a changed BrokerData), never the whole cache. The cache is per reactor (no locks, no sharing) and
-//! bounded in bytes; past the bound, arbitrary entries are dropped.
+//! bounded in bytes, each shared body counted once (`Ledger`); past the bound, arbitrary entries are dropped.
 //!
 //! A route does not name its topic, and the topics a cluster's brokers all carry have the same route. So the cache
 //! also keeps one body per route kin (`RouteKin`): a topic it has no entry for takes its kin's body when
 //! `RouteView::stamp_like` says that body is the topic's route now, without building it. In a big cluster, where
 //! queries spread over more topics than the cache holds, that is most misses: a lookup and a few pointer compares
-//! instead of building and encoding a route of every broker.
+//! instead of building and encoding a route of every broker. The topic then keeps an entry of its own holding the
+//! same body, which costs the cache its key and bookkeeping only, so the cache holds many more topics than bodies.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,17 +23,16 @@ use crate::protocol::json::Dialect;
 use crate::state::routes::{RouteKin, RouteStamp};
 use crate::state::RouteView;
 
-/// Bookkeeping per entry beyond the body bytes (key, stamp, map slot), for the byte bound.
+/// Bookkeeping per entry beyond its key and the shared parts it holds (stamp, map slot), for the byte bound.
 const ENTRY_OVERHEAD: usize = 160;
 
 pub struct RouteCache {
-    /// Per topic. A body taken from `kin` is the same allocation as the kin's, but counted here too: the bound is
-    /// then an upper bound, whichever entry is dropped first.
+    /// Per topic. A body taken from `kin` is the same allocation as the kin's.
     entries: HashMap<Arc<str>, Cached, ahash::RandomState>,
     /// Per route kin: the stamp of the topic whose route was built, and its bodies (`checked` unused: every use
     /// checks the stamp against the topic's entry, `stamp_like`).
     kin: HashMap<RouteKin, Cached, ahash::RandomState>,
-    bytes: usize,
+    ledger: Ledger,
     budget: usize,
     /// The config the bodies were built under (support_acting_master shapes routes); a new one empties the cache.
     config: Option<Arc<Config>>,
@@ -57,7 +57,13 @@ fn dialect_index(d: Dialect) -> usize {
 impl RouteCache {
     /// `budget` bytes of bodies and bookkeeping; 0 turns caching off.
     pub fn new(budget: usize) -> RouteCache {
-        RouteCache { entries: HashMap::default(), kin: HashMap::default(), bytes: 0, budget, config: None }
+        RouteCache {
+            entries: HashMap::default(),
+            kin: HashMap::default(),
+            ledger: Ledger::default(),
+            budget,
+            config: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -69,7 +75,7 @@ impl RouteCache {
     }
 
     pub fn bytes(&self) -> usize {
-        self.bytes
+        self.ledger.bytes
     }
 
     /// The body of `topic`'s route in `dialect`: cached if still valid, else built by `build` from `view` (None =
@@ -100,9 +106,9 @@ impl RouteCache {
                     return Some(b.clone());
                 }
                 let (body, _) = self.made(generation, view, topic, acting, d, build)?;
-                if let Some(c) = self.entries.get_mut(topic) {
+                if let Some(c) = self.entries.get_mut(topic).filter(|c| c.bodies[d].is_none()) {
+                    self.ledger.hold(body_part(&body));
                     c.bodies[d] = Some(body.clone());
-                    self.bytes += body.len();
                 }
                 self.trim();
                 return Some(body);
@@ -112,8 +118,9 @@ impl RouteCache {
         let (body, stamp) = self.made(generation, view, topic, acting, d, build)?;
         let mut bodies = [None, None];
         bodies[d] = Some(body.clone());
-        self.bytes += ENTRY_OVERHEAD + topic.len() + body.len();
-        self.entries.insert(Arc::from(topic), Cached { stamp, checked: generation, bodies });
+        let c = Cached { stamp, checked: generation, bodies };
+        self.ledger.add(topic.len(), &c);
+        self.entries.insert(Arc::from(topic), c);
         self.trim();
         Some(body)
     }
@@ -133,9 +140,10 @@ impl RouteCache {
             FromKin::Body(body, stamp) => Some((body, stamp)),
             FromKin::NoBody(stamp) => {
                 let (body, _) = build()?;
-                if let Some(c) = stamp.kin(topic, acting).and_then(|k| self.kin.get_mut(&k)) {
+                let kin = stamp.kin(topic, acting).and_then(|k| self.kin.get_mut(&k));
+                if let Some(c) = kin.filter(|c| c.bodies[d].is_none()) {
+                    self.ledger.hold(body_part(&body));
                     c.bodies[d] = Some(body.clone());
-                    self.bytes += body.len();
                 }
                 Some((body, stamp))
             }
@@ -147,9 +155,9 @@ impl RouteCache {
                     let mut bodies = [None, None];
                     bodies[d] = Some(body.clone());
                     let c = Cached { stamp: stamp.clone(), checked: generation, bodies };
-                    self.bytes += kin_bytes(&c);
+                    self.ledger.add(0, &c);
                     if let Some(old) = self.kin.insert(k, c) {
-                        self.bytes -= kin_bytes(&old);
+                        self.ledger.drop(0, &old);
                     }
                 }
                 Some((body, stamp))
@@ -176,49 +184,102 @@ impl RouteCache {
 
     fn remove(&mut self, topic: &str) {
         if let Some((k, c)) = self.entries.remove_entry(topic) {
-            self.bytes -= entry_bytes(&k, &c);
+            self.ledger.drop(k.len(), &c);
         }
     }
 
     fn clear(&mut self) {
         self.entries.clear();
         self.kin.clear();
-        self.bytes = 0;
+        self.ledger = Ledger::default();
     }
 
-    /// Drops entries (in hash order, i.e. arbitrary ones) until three quarters of the budget are free of them, so
-    /// a working set larger than the budget costs one trim per many inserts, not one per insert.
+    /// Drops entries (in hash order, i.e. arbitrary ones) until a quarter of the budget is free, so a working set
+    /// larger than the budget costs one trim per many inserts, not one per insert.
     fn trim(&mut self) {
-        if self.bytes <= self.budget {
+        if self.ledger.bytes <= self.budget {
             return;
         }
         let target = self.budget / 4 * 3;
-        let mut freed = Vec::new();
-        let mut bytes = self.bytes;
-        for (k, c) in &self.entries {
-            if bytes <= target {
-                break;
+        let ledger = &mut self.ledger;
+        self.entries.retain(|k, c| {
+            if ledger.bytes <= target {
+                return true;
             }
-            bytes -= entry_bytes(k, c);
-            freed.push(k.clone());
-        }
-        for k in freed {
-            self.entries.remove(&k);
-        }
+            ledger.drop(k.len(), c);
+            false
+        });
         // Topics whose kin is kept cost little to ask again; the kin's entries go only when that was not enough.
-        let mut freed = Vec::new();
-        for (k, c) in &self.kin {
-            if bytes <= target {
-                break;
+        self.kin.retain(|_, c| {
+            if ledger.bytes <= target {
+                return true;
             }
-            bytes -= kin_bytes(c);
-            freed.push(*k);
-        }
-        for k in freed {
-            self.kin.remove(&k);
-        }
-        self.bytes = bytes;
+            ledger.drop(0, c);
+            false
+        });
     }
+}
+
+/// The cache's byte count: per entry, `ENTRY_OVERHEAD` and its key; and each allocation entries share (a kin's
+/// body, a kin's broker list) once, however many entries hold it, for as long as one does. Allocations are told
+/// apart by address, which cannot be reused while an entry holds them.
+#[derive(Default)]
+struct Ledger {
+    bytes: usize,
+    /// Address → (entries holding it, its size).
+    held: HashMap<usize, (usize, usize), ahash::RandomState>,
+}
+
+impl Ledger {
+    /// An entry with a key of `key_len` bytes (0 for a kin's), and the parts it holds.
+    fn add(&mut self, key_len: usize, c: &Cached) {
+        self.bytes += ENTRY_OVERHEAD + key_len;
+        for part in parts(c) {
+            self.hold(part);
+        }
+    }
+
+    fn drop(&mut self, key_len: usize, c: &Cached) {
+        self.bytes -= ENTRY_OVERHEAD + key_len;
+        for part in parts(c) {
+            self.release(part);
+        }
+    }
+
+    fn hold(&mut self, (addr, len): (usize, usize)) {
+        if len == 0 {
+            return;
+        }
+        let held = self.held.entry(addr).or_insert((0, len));
+        if held.0 == 0 {
+            self.bytes += len;
+        }
+        held.0 += 1;
+    }
+
+    fn release(&mut self, (addr, len): (usize, usize)) {
+        if len == 0 {
+            return;
+        }
+        let Some(held) = self.held.get_mut(&addr) else {
+            debug_assert!(false, "released an allocation never held");
+            return;
+        };
+        held.0 -= 1;
+        if held.0 == 0 {
+            self.bytes -= held.1;
+            self.held.remove(&addr);
+        }
+    }
+}
+
+/// The shared allocations an entry holds, as (address, size).
+fn parts(c: &Cached) -> impl Iterator<Item = (usize, usize)> + '_ {
+    c.bodies.iter().flatten().map(body_part).chain(std::iter::once(c.stamp.shared_brokers()))
+}
+
+fn body_part(b: &Bytes) -> (usize, usize) {
+    (b.as_ptr() as usize, b.len())
 }
 
 /// What a topic's kin has for it (`RouteCache::kin_has`).
@@ -228,14 +289,6 @@ enum FromKin {
     /// The topic's stamp; the body in that dialect is still to be built.
     NoBody(RouteStamp),
     None,
-}
-
-fn kin_bytes(c: &Cached) -> usize {
-    ENTRY_OVERHEAD + c.bodies.iter().flatten().map(Bytes::len).sum::<usize>()
-}
-
-fn entry_bytes(topic: &str, c: &Cached) -> usize {
-    ENTRY_OVERHEAD + topic.len() + c.bodies.iter().flatten().map(Bytes::len).sum::<usize>()
 }
 
 #[cfg(test)]
@@ -260,6 +313,15 @@ mod tests {
             })
             .unwrap();
         (built.get(), body)
+    }
+
+    /// The byte count recomputed from the entries: each distinct shared allocation once.
+    fn recount(cache: &RouteCache) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        let topics = cache.entries.iter().map(|(k, c)| (k.len(), c));
+        let all = topics.chain(cache.kin.values().map(|c| (0, c)));
+        all.map(|(key, c)| ENTRY_OVERHEAD + key + parts(c).filter(|p| seen.insert(*p)).map(|p| p.1).sum::<usize>())
+            .sum()
     }
 
     fn fresh(t: &RouteTables, topic: &str, d: Dialect) -> Bytes {
@@ -313,27 +375,33 @@ mod tests {
         t.register_broker(reg("c", "b", 0, "B:1", &names, 1), 0, S);
         let config = Arc::new(Config::default());
         let mut cache = RouteCache::new(1 << 20);
-        let mut ask_all = |t: &RouteTables, d: Dialect| {
+        let ask_all = |cache: &mut RouteCache, t: &RouteTables, d: Dialect| {
             let mut builds = 0;
             for topic in &names {
-                let (built, body) = ask(&mut cache, t, &config, topic, d);
+                let (built, body) = ask(cache, t, &config, topic, d);
                 assert_eq!(body, fresh(t, topic, d), "{topic}");
+                assert_eq!(cache.bytes(), recount(cache), "after {topic}");
                 builds += built as usize;
             }
             builds
         };
-        assert_eq!(ask_all(&t, Dialect::Default), 1);
-        assert_eq!(ask_all(&t, Dialect::Standard), 1, "the other dialect once");
-        assert_eq!(ask_all(&t, Dialect::Default), 0);
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Default), 1);
+        // One body, and per topic its key and bookkeeping: the body is not counted again for every topic.
+        let body = fresh(&t, "topic-0", Dialect::Default).len();
+        let per_topic: usize = names.iter().map(|n| ENTRY_OVERHEAD + n.len()).sum();
+        let brokers = cache.kin.values().next().unwrap().stamp.shared_brokers().1;
+        assert_eq!(cache.bytes(), per_topic + ENTRY_OVERHEAD + body + brokers);
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Standard), 1, "the other dialect once");
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Default), 0);
         // A new address for b: every route changes, and is built once again.
         t.register_broker(reg("c", "b", 1, "B:2", &names, 1), 0, S);
-        assert_eq!(ask_all(&t, Dialect::Default), 1);
-        assert_eq!(ask_all(&t, Dialect::Standard), 1);
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Default), 1);
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Standard), 1);
         // A topic that leaves the kin builds its own route; the others keep theirs.
         let mut fewer = reg("c", "a", 0, "A:1", &names, 2);
         fewer.body.topic_configs[7].perm = 4;
         t.register_broker(fewer, 0, S);
-        assert_eq!(ask_all(&t, Dialect::Default), 1, "topic-7 alone");
+        assert_eq!(ask_all(&mut cache, &t, Dialect::Default), 1, "topic-7 alone");
     }
 
     #[test]
@@ -354,7 +422,12 @@ mod tests {
         let topics: Vec<String> = (0..500).map(|i| format!("topic-{i}")).collect();
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
         let mut t = RouteTables::new();
-        t.register_broker(reg("c", "a", 0, "A:1", &names, 1), 0, S);
+        // 50 kin of 10 topics each: trimming drops topics' entries, kin entries and shared bodies.
+        let mut r = reg("c", "a", 0, "A:1", &names, 1);
+        for (i, tc) in r.body.topic_configs.iter_mut().enumerate() {
+            tc.read_queue_nums = 1 + (i % 50) as i32;
+        }
+        t.register_broker(r, 0, S);
         let config = Arc::new(Config::default());
         let budget = 16 * 1024;
         let mut cache = RouteCache::new(budget);
@@ -362,6 +435,7 @@ mod tests {
             let (_, body) = ask(&mut cache, &t, &config, topic, Dialect::Default);
             assert_eq!(body, fresh(&t, topic, Dialect::Default));
             assert!(cache.bytes() <= budget, "{} bytes cached", cache.bytes());
+            assert_eq!(cache.bytes(), recount(&cache), "after {topic}");
         }
         assert!(!cache.is_empty() && cache.len() < names.len());
         let mut off = RouteCache::new(0);

@@ -50,6 +50,12 @@ fn own_route(topic: &str, support_acting_master: bool, mapping: Option<&Arc<Mapp
 }
 
 impl RouteStamp {
+    /// The address and size of the broker list this stamp may share with the others of its kin, for a cache that
+    /// counts shared allocations once.
+    pub fn shared_brokers(&self) -> (usize, usize) {
+        (self.brokers.as_ptr() as usize, std::mem::size_of_val(&*self.brokers))
+    }
+
     /// The kin of the route this stamp was taken of (with `support_acting_master` as then), unless that route was
     /// built for its topic alone or its queues differ between brokers.
     pub fn kin(&self, topic: &str, support_acting_master: bool) -> Option<RouteKin> {
