@@ -437,7 +437,10 @@ mod tests {
             assert!(cache.bytes() <= budget, "{} bytes cached", cache.bytes());
             assert_eq!(cache.bytes(), recount(&cache), "after {topic}");
         }
-        assert!(!cache.is_empty() && cache.len() < names.len());
+        // Which entries a trim keeps depends on hash order: when the kin's own entries fill most of the budget, a
+        // trim may drop every topic's entry and keep only kin (which answer the next asks without a build).
+        assert!(cache.len() < names.len());
+        assert!(!cache.is_empty() || !cache.kin.is_empty(), "a trim keeps what fits");
         let mut off = RouteCache::new(0);
         assert!(ask(&mut off, &t, &config, "topic-1", Dialect::Default).0);
         assert!(ask(&mut off, &t, &config, "topic-1", Dialect::Default).0);
