@@ -5,6 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use namesrv::protocol::SerializeType;
 
+use crate::pace::Pacer;
 use crate::wire::{encode_into, peek_frame, register_request, route_request, BrokerIdent};
 
 /// Query traffic.
@@ -133,7 +135,8 @@ impl Stats {
     }
 }
 
-/// Runs the load on `spec.threads` threads (connections dealt round-robin) and merges the results.
+/// Runs the queries on `spec.threads` threads (connections dealt round-robin) and the simulated brokers on one
+/// more, and merges the results.
 pub fn run(spec: &Spec) -> io::Result<Stats> {
     run_keeping(spec).map(|(stats, _)| stats)
 }
@@ -141,22 +144,48 @@ pub fn run(spec: &Spec) -> io::Result<Stats> {
 /// `run`, returning the simulated brokers' connections open: closing the connection a broker last registered on
 /// evicts it (Java closes the channel's broker out too), so a caller running phases back to back keeps them until
 /// the next phase's brokers have registered again.
+///
+/// Brokers have a thread of their own because writing a big registration (~1.5 MB for 10k topics) keeps a loop busy
+/// for a millisecond or more: a query answered meanwhile would wait in the generator, and that wait would count as
+/// the server's latency, growing with the registration rate whatever the server did.
 pub fn run_keeping(spec: &Spec) -> io::Result<(Stats, Vec<TcpStream>)> {
     let threads = spec.threads.max(1);
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let spec = spec.clone();
-            std::thread::Builder::new().name(format!("perf-load-{t}")).spawn(move || run_part(&spec, t, threads))
-        })
+    // Set once every query thread is done, so the broker thread stops with them (`max_requests` may end a run
+    // before its duration).
+    let stop = Arc::new(AtomicBool::new(false));
+    let spawn = |name: String, part: Part| {
+        let spec = spec.clone();
+        let stop = stop.clone();
+        std::thread::Builder::new().name(name).spawn(move || run_part(&spec, part, &stop))
+    };
+    let queries: Vec<_> = (0..threads)
+        .map(|t| spawn(format!("perf-load-{t}"), Part::Queries { part: t, parts: threads }))
         .collect::<io::Result<_>>()?;
+    let brokers =
+        if spec.brokers.brokers.is_empty() { None } else { Some(spawn("perf-brokers".into(), Part::Brokers)?) };
+    let joined = |h: std::thread::JoinHandle<io::Result<(Stats, Vec<TcpStream>)>>| {
+        h.join().map_err(|_| io::Error::other("load thread panicked")).and_then(|r| r)
+    };
+    let parts: Vec<_> = queries.into_iter().map(joined).collect();
+    stop.store(true, Ordering::Relaxed);
+    let broker_part = brokers.map(joined);
     let mut total = Stats::new();
     let mut kept = Vec::new();
-    for h in handles {
-        let (part, conns) = h.join().map_err(|_| io::Error::other("load thread panicked"))??;
+    for part in parts.into_iter().chain(broker_part) {
+        let (part, conns) = part?;
         total.merge(&part);
         kept.extend(conns);
     }
     Ok((total, kept))
+}
+
+/// Which connections one thread of a run drives.
+#[derive(Clone, Copy)]
+enum Part {
+    /// Query connections `part`, `part + parts`, …
+    Queries { part: usize, parts: usize },
+    /// Every simulated broker.
+    Brokers,
 }
 
 enum Role {
@@ -182,13 +211,17 @@ fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(TcpStream::from_std(s))
 }
 
-fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<(Stats, Vec<TcpStream>)> {
+fn run_part(spec: &Spec, which: Part, stop: &AtomicBool) -> io::Result<(Stats, Vec<TcpStream>)> {
     let mut poll = Poll::new()?;
     let mut conns: Vec<Conn> = Vec::new();
     let start = Instant::now();
     let q = &spec.query;
     let period = q.rate.map(|r| Duration::from_secs_f64(q.conns as f64 / r.max(1e-6)));
-    for i in (part..q.conns).step_by(parts) {
+    let (queries, parts) = match which {
+        Part::Queries { part, parts } => ((part..q.conns).step_by(parts), parts),
+        Part::Brokers => ((0..0).step_by(1), 1),
+    };
+    for i in queries {
         let offset = period.map_or(Duration::ZERO, |p| p.mul_f64(i as f64 / q.conns as f64));
         let role = Role::Query {
             cursor: i * 7919,
@@ -199,7 +232,8 @@ fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<(Stats, Vec<Tc
         conns.push(new_conn(spec.addr, role)?);
     }
     let nb = spec.brokers.brokers.len();
-    for (i, (ident, bodies)) in spec.brokers.brokers.iter().enumerate().skip(part).step_by(parts) {
+    let brokers = if matches!(which, Part::Brokers) { spec.brokers.brokers.as_slice() } else { &[] };
+    for (i, (ident, bodies)) in brokers.iter().enumerate() {
         let offset = spec.brokers.interval.mul_f64(i as f64 / nb.max(1) as f64);
         let role = Role::Broker { ident: ident.clone(), bodies: bodies.clone(), next_due: start + offset, sent: 0 };
         conns.push(new_conn(spec.addr, role)?);
@@ -213,19 +247,33 @@ fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<(Stats, Vec<Tc
     let max = (spec.max_requests / parts as u64).max(1);
     let mut events = Events::with_capacity(1024);
     let mut chunk = vec![0u8; 256 * 1024];
-    let open_or_brokers = q.rate.is_some() || nb > 0;
+    // Whatever is due at a set time (open-loop queries, brokers' registrations) is sent when a timer fires.
+    let pacer = if q.rate.is_some() || nb > 0 { Some(Pacer::new(poll.registry(), PACER)?) } else { None };
     loop {
         let now = Instant::now();
-        if now >= end || stats.ok + stats.not_found + stats.errors >= max {
+        if now >= end || stats.ok + stats.not_found + stats.errors >= max || stop.load(Ordering::Relaxed) {
             break;
         }
         for (i, c) in conns.iter_mut().enumerate() {
             pump(c, q, spec.brokers.interval, now, &mut stats);
             flush(c, &poll, Token(i))?;
         }
-        let timeout = if open_or_brokers { Duration::from_micros(200) } else { Duration::from_millis(5) };
-        poll.poll(&mut events, Some(timeout.min(end.saturating_duration_since(now))))?;
+        let timeout = match &pacer {
+            Some(p) => {
+                if let Some(at) = conns.iter().filter_map(|c| c.due(spec.brokers.interval)).min() {
+                    p.arm(at)?;
+                }
+                end.saturating_duration_since(now)
+            }
+            // Closed loop: answers drive the sends.
+            None => Duration::from_millis(5).min(end.saturating_duration_since(now)),
+        };
+        poll.poll(&mut events, Some(timeout))?;
         for ev in events.iter() {
+            if ev.token() == PACER {
+                pacer.as_ref().expect("registered with it").clear();
+                continue;
+            }
             let i = ev.token().0;
             let c = &mut conns[i];
             if ev.is_writable() {
@@ -244,6 +292,20 @@ fn run_part(spec: &Spec, part: usize, parts: usize) -> io::Result<(Stats, Vec<Tc
     }
     let brokers = conns.into_iter().filter(|c| matches!(c.role, Role::Broker { .. })).map(|c| c.stream).collect();
     Ok((stats, brokers))
+}
+
+/// The poll token of a part's timer (connections use their index).
+const PACER: Token = Token(usize::MAX);
+
+impl Conn {
+    /// When `pump` next has something to send on its own, without an answer coming first.
+    fn due(&self, interval: Duration) -> Option<Instant> {
+        match &self.role {
+            Role::Query { next_due, period, .. } => (!period.is_zero()).then_some(*next_due),
+            // Back to back (zero interval), the next registration follows the answer.
+            Role::Broker { next_due, .. } => (self.inflight.is_empty() || !interval.is_zero()).then_some(*next_due),
+        }
+    }
 }
 
 fn new_conn(addr: SocketAddr, role: Role) -> io::Result<Conn> {

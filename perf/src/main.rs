@@ -6,6 +6,7 @@ mod bigcluster;
 mod ceiling;
 mod faults;
 mod load;
+mod pace;
 mod report;
 mod rereg;
 mod scenarios;
