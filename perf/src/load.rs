@@ -247,8 +247,13 @@ fn run_part(spec: &Spec, which: Part, stop: &AtomicBool) -> io::Result<(Stats, V
     let max = (spec.max_requests / parts as u64).max(1);
     let mut events = Events::with_capacity(1024);
     let mut chunk = vec![0u8; 256 * 1024];
-    // Whatever is due at a set time (open-loop queries, brokers' registrations) is sent when a timer fires.
-    let pacer = if q.rate.is_some() || nb > 0 { Some(Pacer::new(poll.registry(), PACER)?) } else { None };
+    // Whatever is due at a set time (open-loop queries, brokers' registrations) is sent when a timer fires. Whether
+    // a thread has anything timed depends on its part: a closed-loop query thread has not, and waits on answers.
+    let timed = match which {
+        Part::Queries { .. } => q.rate.is_some(),
+        Part::Brokers => true,
+    };
+    let pacer = if timed { Some(Pacer::new(poll.registry(), PACER)?) } else { None };
     loop {
         let now = Instant::now();
         if now >= end || stats.ok + stats.not_found + stats.errors >= max || stop.load(Ordering::Relaxed) {

@@ -6,7 +6,7 @@
 use std::io;
 use std::num::NonZeroU64;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
@@ -30,10 +30,9 @@ impl Pacer {
 
     /// Fires once at `at` (at once if that has passed), replacing any earlier setting.
     pub fn arm(&self, at: Instant) -> io::Result<()> {
-        let wait = at.saturating_duration_since(Instant::now());
         // A zero value would disarm the timer.
-        let nanos = wait.subsec_nanos().max(if wait.as_secs() == 0 { 1 } else { 0 });
-        let value = Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: nanos.into() };
+        let wait = at.saturating_duration_since(Instant::now()).max(Duration::from_nanos(1));
+        let value = Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos().into() };
         let none = Timespec { tv_sec: 0, tv_nsec: 0 };
         timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &Itimerspec { it_interval: none, it_value: value })?;
         Ok(())
@@ -49,8 +48,6 @@ impl Pacer {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use mio::{Events, Poll};
 
     use super::*;
