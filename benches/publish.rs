@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use namesrv::model::{BodyMark, TopicConfig};
 use namesrv::state::routes::RegisterBroker;
 use namesrv::state::RouteTables;
 
@@ -113,7 +114,7 @@ fn reregister_10k(c: &mut Criterion) {
 
     // The writer's side of a recognised body (decision 0012): the request carries only its DataVersion. The mark
     // is opaque to the tables; the decoder's side (CRC + recognising 1.7 MB) is in `cargo bench --bench codec`.
-    let mark = namesrv::model::BodyMark { dv_start: 64, digest: 7 };
+    let mark = BodyMark { dv_start: 64, digest: 7 };
     let mut tables = RouteTables::new();
     tables.register_marked(&base, Some(mark), 513, 0, common::settings()).expect("registered");
     let gen = tables.generation();
@@ -131,6 +132,69 @@ fn reregister_10k(c: &mut Criterion) {
         )
     });
     assert_eq!(tables.generation(), gen, "a recognised body changes nothing visible");
+    g.finish();
+}
+
+/// A 10k-topic broker whose body changed since last time, as the decoder hands it over (marked, topics in name
+/// order), alternating between two bodies at a new DataVersion each time: `k_changed` flips the perm of k topics
+/// spread over the table; `topic_added` adds one topic in the middle. Only the changed topics' runs should cost
+/// puts (`state::routes::chunks`); `all_put` is the same alternation with bodies in an order that has no runs.
+fn reregister_10k_decoded(c: &mut Criterion) {
+    const N: usize = 10_000;
+    let mut g = c.benchmark_group("reregister_10k_decoded");
+    g.sample_size(20);
+    let base = || common::topic_configs((0..N).map(common::topic_name), 6);
+    let flipped = |k: usize| {
+        let mut t = base();
+        for i in 0..k {
+            t[i * N / k].perm = 4;
+        }
+        t
+    };
+    let mut added = base();
+    // Right after the name it extends, so the body stays in name order.
+    added.insert(
+        N / 2 + 1,
+        TopicConfig { perm: 6, ..TopicConfig::with_defaults(format!("{}a", common::topic_name(N / 2))) },
+    );
+    let mut unordered = [base(), flipped(100)];
+    for t in &mut unordered {
+        t.reverse();
+    }
+    let [u0, u1] = unordered;
+    let cases = [
+        ("k_changed/1", base(), flipped(1)),
+        ("k_changed/100", base(), flipped(100)),
+        ("topic_added", base(), added),
+        ("all_put/k_changed/100", u0, u1),
+    ];
+    for (label, a, b) in cases {
+        let pair = [common::registration("c0", "broker-0", a, 1), common::registration("c0", "broker-0", b, 2)];
+        let marks = [BodyMark { dv_start: 64, digest: 1 }, BodyMark { dv_start: 64, digest: 2 }];
+        let mut tables = RouteTables::new();
+        tables.register_marked(&pair[0], Some(marks[0]), 513, 0, common::settings()).expect("registered");
+        let cell = ArcSwap::from_pointee(tables.view());
+        let mut counter = 2;
+        g.bench_function(label, |b| {
+            b.iter_batched(
+                || {
+                    counter += 1;
+                    let i = (counter % 2) as usize;
+                    let mut r = pair[i].clone();
+                    r.body.data_version.counter = counter;
+                    (r, marks[i])
+                },
+                |(req, mark)| {
+                    let generation = tables.generation();
+                    black_box(tables.register_marked(&req, Some(mark), 513, 0, common::settings()));
+                    if tables.generation() != generation {
+                        cell.store(Arc::new(tables.view()));
+                    }
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
     g.finish();
 }
 
@@ -210,5 +274,5 @@ fn perm_change(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k, cold_load, perm_change }
+criterion_group! { name = benches; config = common::quick(); targets = publish_k_of_n, reregister_10k, reregister_10k_decoded, cold_load, perm_change }
 criterion_main!(benches);

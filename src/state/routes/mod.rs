@@ -15,6 +15,7 @@ use crate::model::{
 use super::liveness::LiveTable;
 use super::ConnId;
 
+mod chunks;
 mod export;
 pub mod java_order;
 mod names;

@@ -7,7 +7,7 @@ use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 
 use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
 use super::{
-    MinBrokerIdNotice, Put, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
+    chunks, MinBrokerIdNotice, Put, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
     TopicKey,
 };
 
@@ -44,6 +44,8 @@ pub(super) struct Application {
     pub version: i32,
     /// `Some((read_only, exact))` when the topics were applied.
     pub applied: Option<(bool, bool)>,
+    /// The digests of the body's runs of topics, when it was applied exactly (`chunks`).
+    pub runs: Option<Vec<u128>>,
 }
 
 impl RouteTables {
@@ -64,12 +66,14 @@ impl RouteTables {
     ) -> RegisterOutcome {
         let plan = self.plan(req, req.body.topic_configs.len());
         let (name, step) = (plan.name.clone(), plan.step);
-        let mut applied = None;
+        let (mut applied, mut runs) = (None, None);
         let outcome = self.run_plan(req, plan, now_ms, s, |t, name, read_only, first| {
-            applied = Some((read_only, t.apply_topic_table(req, name, first, read_only, s)));
+            let (exact, digests) = t.apply_topic_table(req, name, first, read_only, s);
+            applied = Some((read_only, exact));
+            runs = digests.filter(|_| exact);
         });
         match step {
-            Step::Proceed { .. } => self.remember(req, &name, Application { mark, version, applied }, s),
+            Step::Proceed { .. } => self.remember(req, &name, Application { mark, version, applied, runs }, s),
             Step::Stale | Step::Refused => self.forget_body(&req.broker_addr),
         }
         self.merge_broker_topics();
@@ -227,9 +231,17 @@ impl RouteTables {
         register_first: bool,
         read_only: bool,
         s: RouteSettings,
-    ) -> bool {
+    ) -> (bool, Option<Vec<u128>>) {
         let (cluster, addr) = (req.cluster_name.as_str(), req.broker_addr.as_str());
         let body = &req.body;
+        // Read before step 11 replaces the live entry.
+        let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
+        let runs = chunks::Runs::of(&body.topic_configs);
+        // Before anything below can move the name's epoch.
+        let skip = match (&runs, version_changed && !register_first) {
+            (Some(runs), true) => self.unchanged_runs(addr, name, read_only, runs),
+            _ => Vec::new(),
+        };
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
             let keep: HashSet<&str> = body.topic_configs.iter().map(|t| &*t.topic_name).collect();
             for t in self.topics_of_broker(name).iter() {
@@ -239,14 +251,12 @@ impl RouteTables {
             }
         }
 
-        // Read before step 11 replaces the live entry.
-        let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
         let id = self.interner.intern(&mut self.view.names, name);
         let (mut put_any, mut added) = (false, Vec::new());
         // Under an unchanged DataVersion only a topic without the name is put below, and that put always changes
         // it: one descent then, instead of a lookup and an insert after the check.
         let likely_change = register_first || !version_changed;
-        for tc in &body.topic_configs {
+        for (_, tc) in body.topic_configs.iter().enumerate().filter(|(i, _)| !skip.get(*i).is_some_and(|s| *s)) {
             let changed = register_first
                 || version_changed
                 || self.view.topics.get(&tc.topic_name).is_none_or(|e| !e.contains(name, &self.view.names));
@@ -284,7 +294,7 @@ impl RouteTables {
                 self.put_mapping(topic, bname, info.clone());
             }
         }
-        version_changed || register_first
+        (version_changed || register_first, runs.map(|r| r.digests()))
     }
 
     /// BROKER_HEARTBEAT: refresh the live entry if it exists; `false` when unknown.

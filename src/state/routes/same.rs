@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::model::{BodyMark, BrokerId};
 
+use super::chunks;
 use super::register::{Application, Step};
 use super::{RegisterBroker, RegisterOutcome, RouteSettings, RouteTables};
 
@@ -40,6 +41,8 @@ pub(super) struct Record {
     delete_flag: bool,
     /// `None`: its topics were not applied (neither master nor prime slave).
     applied: Option<Applied>,
+    /// The digests of its runs of topics, when applied exactly and in name order (`chunks`).
+    runs: Option<Vec<u128>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,12 +93,26 @@ impl RouteTables {
             broker_id: req.broker_id,
             delete_flag: s.delete_topic_with_broker_registration,
             applied,
+            runs: app.runs,
         };
         let key: Arc<str> = Arc::from(addr);
         self.records.insert(key.clone(), record);
         if self.view.marks.get(addr) != Some(&info) {
             self.view.marks.insert(key, info);
             self.bump();
+        }
+    }
+
+    /// For a body of `addr` with `runs`, applied under `name` at a changed DataVersion: per topic, whether its run
+    /// was in the last body applied, with nothing filed under the name changed since (`chunks`). Empty when there is
+    /// no such body to compare with.
+    pub(super) fn unchanged_runs(&self, addr: &str, name: &str, read_only: bool, runs: &chunks::Runs) -> Vec<bool> {
+        let Some(rec) = self.records.get(addr) else { return Vec::new() };
+        let same_filing = *rec.name == *name
+            && rec.applied.is_some_and(|a| a.exact && a.read_only == read_only && a.epoch == self.epoch(name));
+        match &rec.runs {
+            Some(kept) if same_filing => runs.unchanged(kept),
+            _ => Vec::new(),
         }
     }
 

@@ -82,9 +82,20 @@ fn a_body_at_another_request_version_or_from_another_broker_is_not_recognised() 
 
 /// (name, id, address) of the brokers the property test drives.
 const BROKERS: [(&str, i64, &str); 4] = [("a", 0, "A0"), ("a", 1, "A1"), ("b", 0, "B0"), ("b", 1, "B1")];
-/// The bodies they send: topic names and the perm of each.
-const BODIES: [&[(&str, i32)]; 4] =
-    [&[("T", 6), ("U", 6)], &[("T", 6), ("U", 6), ("V", 4)], &[("U", 2), ("T", 6)], &[("W", 6)]];
+/// The bodies they send: topic names and the perm of each. The last five span three runs of topics (`chunks`, 4 per
+/// run in tests): a change in the first run, one in the second, a topic left out, which shifts the runs after it,
+/// and topics sent twice (some across the end of a run).
+const BODIES: [&[(&str, i32)]; 9] = [
+    &[("T", 6), ("U", 6)],
+    &[("T", 6), ("U", 6), ("V", 4)],
+    &[("U", 2), ("T", 6)],
+    &[("W", 6)],
+    &[("T", 6), ("U", 6), ("V", 6), ("W", 6), ("X0", 6), ("X1", 6), ("X2", 6), ("X3", 6), ("X4", 6)],
+    &[("T", 6), ("U", 6), ("V", 6), ("W", 6), ("X0", 6), ("X1", 2), ("X2", 6), ("X3", 6), ("X4", 6)],
+    &[("T", 6), ("U", 4), ("V", 6), ("W", 6), ("X0", 6), ("X1", 6), ("X2", 6), ("X3", 6), ("X4", 6)],
+    &[("T", 6), ("U", 6), ("W", 6), ("X0", 6), ("X1", 6), ("X2", 6), ("X3", 6), ("X4", 6)],
+    &[("T", 6), ("T", 2), ("U", 6), ("U", 2), ("V", 6), ("V", 2), ("W", 6), ("W", 2), ("X0", 6), ("X0", 2)],
+];
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -99,12 +110,12 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..4usize, 0..4usize, 1..3i64, prop_oneof![Just(None), any::<bool>().prop_map(Some)])
+        6 => (0..4usize, 0..BODIES.len(), 1..3i64, prop_oneof![Just(None), any::<bool>().prop_map(Some)])
             .prop_map(|(broker, body, counter, acting)| Op::Register { broker, body, counter, acting }),
         1 => (0..4usize).prop_map(Op::Unregister),
         1 => (0..2usize).prop_map(Op::Wipe),
         1 => (0..2usize).prop_map(Op::Add),
-        1 => (0..4usize).prop_map(Op::Delete),
+        1 => (0..5usize).prop_map(Op::Delete),
         1 => (0..4usize, 0..2usize).prop_map(|(t, n)| Op::RegisterTopic(t, n)),
         1 => any::<bool>().prop_map(Op::DeleteWithRegistration),
     ]
@@ -141,7 +152,7 @@ proptest! {
                 Op::Wipe(n) => prop_assert_eq!(fast.wipe_write_perm(["a", "b"][n]), full.wipe_write_perm(["a", "b"][n])),
                 Op::Add(n) => prop_assert_eq!(fast.add_write_perm(["a", "b"][n]), full.add_write_perm(["a", "b"][n])),
                 Op::Delete(t) => {
-                    let topic = ["T", "U", "V", "W"][t];
+                    let topic = ["T", "U", "V", "W", "X1"][t];
                     fast.delete_topic(topic, None);
                     full.delete_topic(topic, None);
                 }
