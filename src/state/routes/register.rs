@@ -70,7 +70,7 @@ impl RouteTables {
         let outcome = self.run_plan(req, plan, now_ms, s, |t, name, read_only, first| {
             let (exact, digests) = t.apply_topic_table(req, name, first, read_only, s);
             applied = Some((read_only, exact));
-            runs = digests.filter(|_| exact);
+            runs = digests;
         });
         match step {
             Step::Proceed { .. } => self.remember(req, &name, Application { mark, version, applied, runs }, s),
@@ -236,7 +236,9 @@ impl RouteTables {
         let body = &req.body;
         // Read before step 11 replaces the live entry.
         let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
-        let runs = chunks::Runs::of(&body.topic_configs);
+        let exact = version_changed || register_first;
+        // Runs are only kept for a body applied exactly (every topic put), so they are not hashed otherwise.
+        let runs = if exact { chunks::Runs::of(&body.topic_configs) } else { None };
         // Before anything below can move the name's epoch.
         let skip = match (&runs, version_changed && !register_first) {
             (Some(runs), true) => self.unchanged_runs(addr, name, read_only, runs),
@@ -256,7 +258,10 @@ impl RouteTables {
         // Under an unchanged DataVersion only a topic without the name is put below, and that put always changes
         // it: one descent then, instead of a lookup and an insert after the check.
         let likely_change = register_first || !version_changed;
-        for (_, tc) in body.topic_configs.iter().enumerate().filter(|(i, _)| !skip.get(*i).is_some_and(|s| *s)) {
+        for (i, tc) in body.topic_configs.iter().enumerate() {
+            if skip.get(i) == Some(&true) {
+                continue;
+            }
             let changed = register_first
                 || version_changed
                 || self.view.topics.get(&tc.topic_name).is_none_or(|e| !e.contains(name, &self.view.names));
@@ -294,7 +299,7 @@ impl RouteTables {
                 self.put_mapping(topic, bname, info.clone());
             }
         }
-        (version_changed || register_first, runs.map(|r| r.digests()))
+        (exact, runs.map(|r| r.digests()))
     }
 
     /// BROKER_HEARTBEAT: refresh the live entry if it exists; `false` when unknown.
