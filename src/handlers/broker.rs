@@ -18,7 +18,7 @@ pub use crate::state::routes::REGISTER_FAILED;
 /// as Java answers a bad body.
 pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let config = &ctx.snapshot.config;
-    match decode_register_against(req, config.max_inflated_body, Some(&ctx.snapshot.routes)) {
+    match decode_register_against(req, config.max_inflated_body, Some(&ctx.snapshot.routes), &ctx.give_way) {
         Ok(Some((reg, body)))
             if config.max_topics_per_registration > 0 && body.topics(&reg) > config.max_topics_per_registration =>
         {
@@ -33,6 +33,8 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         Ok(Some((mut reg, body))) => {
             reg.conn = Some(ctx.conn);
+            // The sort below is one more piece of ~0.4 ms for 10k topics.
+            (ctx.give_way)();
             // The writer files topics in name order: its descents of the topic map then walk neighbouring leaves,
             // and the broker's topic list comes out sorted (decision 0022). Stable, so of a topic sent twice the
             // last still wins. Brokers send their hash table's order; the keys' inline heads make this cheap here.
@@ -66,15 +68,17 @@ pub enum RegisterError {
 /// text as the remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no
 /// connection.
 pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, RegisterError> {
-    decode_register_against(req, max_inflated, None).map(|r| r.map(|(reg, _)| reg))
+    decode_register_against(req, max_inflated, None, &|| {}).map(|r| r.map(|(reg, _)| reg))
 }
 
 /// `decode_register`, recognising the body as the broker's last one (at a new DataVersion) when `routes` holds
-/// its mark: then the body is not decoded (`RegisterBody::Same`; `state::routes::register_same`).
+/// its mark: then the body is not decoded (`RegisterBody::Same`; `state::routes::register_same`). `give_way` as
+/// for `body::decode_register_broker_body_marked`.
 fn decode_register_against(
     req: &RemotingCommand,
     max_inflated: usize,
     routes: Option<&RouteView>,
+    give_way: &dyn Fn(),
 ) -> Result<Option<(RegisterBroker, RegisterBody)>, RegisterError> {
     let expected_crc = req.ext_i32("bodyCrc32").unwrap_or(0);
     if expected_crc != 0 && crc32_masked(&req.body) != expected_crc {
@@ -88,7 +92,8 @@ fn decode_register_against(
         }
         _ => None,
     };
-    let same = known.and_then(|m| Some((m, body::same_register_body(&req.body, compressed, &m.mark, max_inflated)?)));
+    let same = known
+        .and_then(|m| Some((m, body::same_register_body(&req.body, compressed, &m.mark, max_inflated, give_way)?)));
     let (decoded, kind) = match same {
         Some((m, data_version)) => {
             let same = SameBody {
@@ -102,7 +107,7 @@ fn decode_register_against(
         }
         None => {
             let (decoded, mark) =
-                body::decode_register_broker_body_marked(&req.body, compressed, req.version, max_inflated)?;
+                body::decode_register_broker_body_marked(&req.body, compressed, req.version, max_inflated, give_way)?;
             (decoded, RegisterBody::Decoded { mark, version: req.version })
         }
     };
@@ -244,6 +249,55 @@ pub fn crc32_masked(bytes: &[u8]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::cell::Cell;
+    use std::sync::Arc;
+
+    use crate::model::TopicConfig;
+    use crate::writer::Writer;
+
+    thread_local! {
+        static GAVE_WAY: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The decoder thread's `give_way` is called while a registration is decoded, and once more before its topics
+    /// are sorted (decision 0025).
+    #[test]
+    fn a_long_registration_gives_way_while_decoded_and_before_its_sort() {
+        let snapshot = Writer::initial_snapshot(Default::default(), Arc::new(crate::config::Config::default()));
+        let route_cache = std::cell::RefCell::new(crate::handlers::route_cache::RouteCache::new(0));
+        let ctx = Ctx {
+            conn: crate::state::ConnId { reactor: 0, token: 0, gen: 1 },
+            peer: std::net::Ipv4Addr::LOCALHOST.into(),
+            snapshot: &snapshot,
+            now_ms: 0,
+            started_ms: 0,
+            route_cache: &route_cache,
+            acl: None,
+            give_way: || GAVE_WAY.with(|c| c.set(c.get() + 1)),
+        };
+        let reg = RegisterBroker {
+            cluster_name: "c".into(),
+            broker_addr: "10.0.0.1:10911".into(),
+            broker_name: "b".into(),
+            broker_id: 0,
+            ha_server_addr: String::new(),
+            zone_name: None,
+            heartbeat_timeout_ms: None,
+            enable_acting_master: None,
+            body: RegisterBrokerBody {
+                topic_configs: (0..1000).rev().map(|i| TopicConfig::with_defaults(format!("t-{i:04}"))).collect(),
+                ..Default::default()
+            },
+            conn: None,
+        };
+        let Action::Write(WriteOp::RegisterBroker(decoded, _)) = register(&ctx, &encode_register(&reg, 1)) else {
+            panic!("a registration to apply");
+        };
+        assert!(decoded.body.topic_configs.windows(2).all(|w| w[0].topic_name < w[1].topic_name));
+        // The scanner's topics 256, 512 and 768, then the sort.
+        assert_eq!(GAVE_WAY.with(Cell::get), 4);
+    }
 
     #[test]
     fn crc_is_masked_to_31_bits() {

@@ -34,6 +34,9 @@ pub struct Ctx<'a> {
     pub route_cache: &'a std::cell::RefCell<route_cache::RouteCache>,
     /// The accounts, when `aclEnable=true`.
     pub acl: Option<&'a crate::acl::Acl>,
+    /// Called between pieces of a long registration decode: the decoder thread gives way to the reactors there
+    /// (decision 0025); a reactor, which only decodes small bodies itself, does nothing.
+    pub give_way: fn(),
 }
 
 /// A handler's verdict.
@@ -213,6 +216,7 @@ mod tests {
             started_ms: 0,
             route_cache: &route_cache,
             acl: None,
+            give_way: || {},
         };
         dispatch(&ctx, req).action
     }

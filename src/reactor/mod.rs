@@ -394,6 +394,8 @@ impl Reactor {
             started_ms: self.shared.settings.started_ms,
             route_cache: &self.route_cache,
             acl: acl.as_deref().map(|a| &**a),
+            // A reactor defers every large registration to the decoder; what it decodes itself is short.
+            give_way: || {},
         };
         let handlers::Dispatched { action, account } = handlers::dispatch_guarded(&ctx, cmd);
         drop(snapshot);

@@ -355,6 +355,7 @@ impl Writer {
                     same.compressed,
                     same.version,
                     max,
+                    &|| {},
                 ) {
                     Ok((decoded, mark)) => {
                         req.body = decoded;

@@ -35,6 +35,9 @@ pub enum BodyError {
     Shape(String),
 }
 
+/// How many topics a decoder reads between two calls of its `give_way` (~30 µs of scanning).
+const GIVE_WAY_TOPICS: usize = 256;
+
 /// Parses a JSON body with the tolerant reader.
 fn parse_json(body: &[u8]) -> Result<Value, BodyError> {
     json::parse(body).map_err(|e| BodyError::Json(e.to_string()))
@@ -53,16 +56,22 @@ pub fn decode_register_broker_body(
     version: i32,
     max_inflated: usize,
 ) -> Result<RegisterBrokerBody, BodyError> {
-    decode_register_broker_body_marked(body, compressed, version, max_inflated).map(|(b, _)| b)
+    decode_register_broker_body_marked(body, compressed, version, max_inflated, &|| {}).map(|(b, _)| b)
 }
 
 /// `decode_register_broker_body`, plus the body's mark when the next one can be recognised by it
 /// (`same_register_body`): JSON bodies of the usual shape with a DataVersion, and zlib bodies.
+///
+/// `give_way` is called between pieces of the work, about every 30 µs of it: every `GIVE_WAY_TOPICS` topics read by
+/// the scanner or from a zlib body, every 16 KiB inflated. The decoder thread gives way to the reactors there
+/// (decision 0025); the decoding itself never waits. The rarer shapes that the serde and lenient decoders take are
+/// read in one piece.
 pub fn decode_register_broker_body_marked(
     body: &[u8],
     compressed: bool,
     version: i32,
     max_inflated: usize,
+    give_way: &dyn Fn(),
 ) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
     match body.first() {
         // Java builds a fresh body: its filter-server list is empty, not null (older brokers: no list at all).
@@ -74,21 +83,28 @@ pub fn decode_register_broker_body_marked(
             None,
         )),
         // Sniffing both ways is harmless: '{' (0x7B) can never start a zlib stream and 0x78 never starts JSON.
-        Some(&ZLIB_MAGIC) => zlib::decode_marked(body, version, max_inflated).map(|(b, m)| (b, Some(m))),
-        Some(b'{') => register::decode(body, version),
-        Some(_) if compressed => zlib::decode_marked(body, version, max_inflated).map(|(b, m)| (b, Some(m))),
-        Some(_) => register::decode(body, version),
+        Some(&ZLIB_MAGIC) => zlib::decode_marked(body, version, max_inflated, give_way).map(|(b, m)| (b, Some(m))),
+        Some(b'{') => register::decode(body, version, give_way),
+        Some(_) if compressed => zlib::decode_marked(body, version, max_inflated, give_way).map(|(b, m)| (b, Some(m))),
+        Some(_) => register::decode(body, version, give_way),
     }
 }
 
 /// The DataVersion of `body` if it is the body `mark` was taken from with only its DataVersion changed. A zlib body
 /// (told apart as `decode_register_broker_body_marked` does) is inflated, at most `max_inflated` bytes, and compared
 /// inflated; a JSON mark never matches a zlib body nor the other way round (different bytes: only a collision could).
-pub fn same_register_body(body: &[u8], compressed: bool, mark: &BodyMark, max_inflated: usize) -> Option<DataVersion> {
+/// `give_way` as for `decode_register_broker_body_marked` (while inflating).
+pub fn same_register_body(
+    body: &[u8],
+    compressed: bool,
+    mark: &BodyMark,
+    max_inflated: usize,
+    give_way: &dyn Fn(),
+) -> Option<DataVersion> {
     match body.first() {
-        Some(&ZLIB_MAGIC) => zlib::same_dv(body, mark, max_inflated),
+        Some(&ZLIB_MAGIC) => zlib::same_dv(body, mark, max_inflated, give_way),
         Some(b'{') | None => same::same_json(body, mark),
-        Some(_) if compressed => zlib::same_dv(body, mark, max_inflated),
+        Some(_) if compressed => zlib::same_dv(body, mark, max_inflated, give_way),
         Some(_) => same::same_json(body, mark),
     }
 }

@@ -11,9 +11,14 @@ pub(super) const V3_0_11: i32 = 37;
 pub(super) const V5_0_0: i32 = 413;
 
 /// The body and, when a fast decoder (`scan`, then `fast`) took it, its mark (`same`).
-pub(super) fn decode(body: &[u8], version: i32) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
+pub(super) fn decode(
+    body: &[u8],
+    version: i32,
+    give_way: &dyn Fn(),
+) -> Result<(RegisterBrokerBody, Option<BodyMark>), BodyError> {
     if version >= V3_0_11 {
-        if let Some(fast) = super::scan::decode(body).or_else(|| super::fast::decode(body)) {
+        let scanned = super::scan::decode_with(body, super::scan::Topics::AsWrittenFirst, give_way);
+        if let Some(fast) = scanned.or_else(|| super::fast::decode(body)) {
             return Ok(fast);
         }
     }

@@ -14,8 +14,9 @@ use crate::model::{BodyMark, DataVersion, RegisterBrokerBody, TopicConfig, Topic
 use crate::protocol::json::scan::Scanner;
 
 /// `None`: not the narrow shape; try the next decoder. With the body, its mark when it has a DataVersion.
+#[cfg(test)]
 pub(super) fn decode(body: &[u8]) -> Option<(RegisterBrokerBody, Option<BodyMark>)> {
-    decode_with(body, Topics::AsWrittenFirst)
+    decode_with(body, Topics::AsWrittenFirst, &|| {})
 }
 
 /// How topics are read. Decoding always tries the reading of the exact layout first; tests pin one reading, to
@@ -29,7 +30,12 @@ pub(super) enum Topics {
     General,
 }
 
-pub(super) fn decode_with(body: &[u8], topics: Topics) -> Option<(RegisterBrokerBody, Option<BodyMark>)> {
+/// `give_way` is called every `GIVE_WAY_TOPICS` topics (`decode_register_broker_body_marked`).
+pub(super) fn decode_with(
+    body: &[u8],
+    topics: Topics,
+    give_way: &dyn Fn(),
+) -> Option<(RegisterBrokerBody, Option<BodyMark>)> {
     // One UTF-8 check of the whole body, instead of one per string.
     let mut s = Scanner::new(std::str::from_utf8(body).ok()?);
     // Java's `filterServerList` starts as an empty list: a body without the key removes the filter servers.
@@ -46,7 +52,7 @@ pub(super) fn decode_with(body: &[u8], topics: Topics) -> Option<(RegisterBroker
         }
         "topicConfigSerializeWrapper" => {
             seen.once(1)?;
-            wrapper(s, &mut out, &mut dv_span, topics)
+            wrapper(s, &mut out, &mut dv_span, topics, give_way)
         }
         _ => None,
     })?;
@@ -109,6 +115,7 @@ fn wrapper(
     out: &mut RegisterBrokerBody,
     dv_span: &mut Option<(usize, usize)>,
     topics: Topics,
+    give_way: &dyn Fn(),
 ) -> Option<()> {
     let mut seen = Seen::default();
     s.object(|s, key| match key {
@@ -127,7 +134,14 @@ fn wrapper(
             seen.once(2)?;
             // ~100 bytes a topic in the shortest (4.9) form: room for all without a regrowth.
             out.topic_configs.reserve(s.left() / 100);
-            s.object(|s, _| read_topic(s, &mut out.topic_configs, topics))
+            let mut read = 0;
+            s.object(|s, _| {
+                read += 1;
+                if read % super::GIVE_WAY_TOPICS == 0 {
+                    give_way();
+                }
+                read_topic(s, &mut out.topic_configs, topics)
+            })
         }
         "topicQueueMappingDetailMap" => {
             seen.once(3)?;

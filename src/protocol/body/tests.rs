@@ -502,16 +502,16 @@ proptest! {
     ) {
         let version = if five { 479 } else { 409 };
         let bytes = encode_register_broker_body(&body, zlib, version);
-        let (decoded, mark) = decode_register_broker_body_marked(&bytes, zlib, version, MB).unwrap();
+        let (decoded, mark) = decode_register_broker_body_marked(&bytes, zlib, version, MB, &|| {}).unwrap();
         let Some(mark) = mark else {
             // Only JSON bodies the fast path declines (static-topic mappings) go unmarked.
             prop_assert!(!zlib && five && !body.mapping_infos.is_empty());
             return Ok(());
         };
-        let same_register_body = |bytes: &[u8], mark: &BodyMark| same_register_body(bytes, zlib, mark, MB);
+        let same_register_body = |bytes: &[u8], mark: &BodyMark| same_register_body(bytes, zlib, mark, MB, &|| {});
         // A mark of one form never recognises the other form of the same body.
         let other_form = encode_register_broker_body(&body, !zlib, version);
-        prop_assert_eq!(super::same_register_body(&other_form, !zlib, &mark, MB), None);
+        prop_assert_eq!(super::same_register_body(&other_form, !zlib, &mark, MB, &|| {}), None);
         // Our encoder writes a 5.x `mappingDataVersion` with the DataVersion's timestamp (a real broker's changes only
         // with its mappings): keep the timestamp, so only the DataVersion's bytes differ.
         let dv = DataVersion { timestamp: body.data_version.timestamp, ..dv };
@@ -539,5 +539,37 @@ proptest! {
         let _ = decode_register_broker_body(&zlib(&bytes), true, 479, MB);
         let _ = decode_kv_config_file(&bytes);
         let _ = decode_queue_datas(&bytes);
+    }
+}
+
+/// A long decode calls `give_way` between pieces, so the decoder thread can let the reactors run (decision 0025):
+/// every 256 topics, JSON or zlib, and after each inflated chunk of at most 16 KiB. What it decodes is unchanged.
+#[test]
+fn a_long_decode_gives_way_every_256_topics() {
+    let body = RegisterBrokerBody {
+        topic_configs: (0..1000).map(|i| TopicConfig::with_defaults(format!("topic-{i:04}"))).collect(),
+        ..sample_body()
+    };
+    for zlib in [false, true] {
+        let bytes = encode_register_broker_body(&body, zlib, 479);
+        let calls = std::cell::Cell::new(0);
+        let (decoded, mark) =
+            decode_register_broker_body_marked(&bytes, zlib, 479, MB, &|| calls.set(calls.get() + 1)).unwrap();
+        assert_eq!(decoded, body, "zlib: {zlib}");
+        if zlib {
+            // Three for the topics, at least one per 16 KiB for the inflated bytes.
+            let mut raw = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[..]), &mut raw).unwrap();
+            let inflated = raw.len();
+            assert!(inflated > 2 * 16 * 1024, "a body of several chunks: {inflated} bytes");
+            assert!(calls.get() >= 3 + inflated.div_ceil(16 * 1024), "{} calls", calls.get());
+            calls.set(0);
+            let same = same_register_body(&bytes, true, &mark.unwrap(), MB, &|| calls.set(calls.get() + 1));
+            assert_eq!(same, Some(body.data_version));
+            assert!(calls.get() >= 2, "the inflate of a recognised body gives way too: {} calls", calls.get());
+        } else {
+            // The scanner's topics 256, 512 and 768.
+            assert_eq!(calls.get(), 3);
+        }
     }
 }

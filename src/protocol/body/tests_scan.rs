@@ -54,9 +54,9 @@ fn the_scanner_reads_bodies_captured_from_java_brokers() {
         assert_eq!(super::fast::decode(body), Some((scanned.clone(), mark)));
         assert_eq!(Ok(scanned.clone()), super::register::decode_lenient(body, version));
         // Every topic is in the exact layout the quick reading takes, and reads as the general reading has it.
-        let as_written = super::scan::decode_with(body, Topics::AsWrittenOnly).expect("fastjson's own layout");
+        let as_written = super::scan::decode_with(body, Topics::AsWrittenOnly, &|| {}).expect("fastjson's own layout");
         assert_eq!(as_written, (scanned, mark));
-        assert_eq!(super::scan::decode_with(body, Topics::General), Some(as_written));
+        assert_eq!(super::scan::decode_with(body, Topics::General, &|| {}), Some(as_written));
     }
 }
 
@@ -80,8 +80,8 @@ proptest! {
         } else {
             let scanned = scanned.expect("the scanner reads what a broker writes");
             // Each topic in fastjson's layout, read the quick way as the general way reads it.
-            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::AsWrittenOnly), Some(scanned.clone()));
-            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::General), Some(scanned.clone()));
+            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::AsWrittenOnly, &|| {}), Some(scanned.clone()));
+            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::General, &|| {}), Some(scanned.clone()));
             prop_assert_eq!(Some(scanned.clone()), super::fast::decode(&bytes));
             prop_assert_eq!(Ok(scanned.0), super::register::decode_lenient(&bytes, version));
         }

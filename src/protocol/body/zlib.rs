@@ -17,8 +17,9 @@ fn bad(reason: impl Into<String>) -> BodyError {
     BodyError::Compressed(reason.into())
 }
 
-/// Inflates at most `max` bytes; the output buffer never grows past `max` (zlib bombs stop early).
-fn inflate(body: &[u8], max: usize) -> Result<Vec<u8>, BodyError> {
+/// Inflates at most `max` bytes; the output buffer never grows past `max` (zlib bombs stop early). `give_way` is
+/// called after each chunk.
+fn inflate(body: &[u8], max: usize, give_way: &dyn Fn()) -> Result<Vec<u8>, BodyError> {
     let mut dec = ZlibDecoder::new(body);
     let mut out: Vec<u8> = Vec::with_capacity(body.len().saturating_mul(4).min(max));
     let mut chunk = [0u8; 16 * 1024];
@@ -38,6 +39,7 @@ fn inflate(body: &[u8], max: usize) -> Result<Vec<u8>, BodyError> {
             out.reserve_exact(target - out.len());
         }
         out.extend_from_slice(&chunk[..n]);
+        give_way();
     }
 }
 
@@ -84,9 +86,10 @@ pub(super) fn decode_marked(
     body: &[u8],
     version: i32,
     max: usize,
+    give_way: &dyn Fn(),
 ) -> Result<(RegisterBrokerBody, BodyMark), BodyError> {
-    let raw = inflate(body, max)?;
-    let decoded = decode_inflated(&raw, version)?;
+    let raw = inflate(body, max, give_way)?;
+    let decoded = decode_inflated(&raw, version, give_way)?;
     let dv_len = Cursor { s: &raw }.part()?.len();
     let mark = super::same::mark(&raw, DV_START, DV_LEN + dv_len).ok_or_else(|| bad("body too large to mark"))?;
     Ok((decoded, mark))
@@ -99,11 +102,11 @@ const DV_LEN: usize = 4;
 
 /// The DataVersion of `body` (compressed) if it is the body `mark` was taken from with only its DataVersion
 /// changed. Costs an inflate and a digest, not a decode.
-pub(super) fn same_dv(body: &[u8], mark: &BodyMark, max: usize) -> Option<DataVersion> {
+pub(super) fn same_dv(body: &[u8], mark: &BodyMark, max: usize, give_way: &dyn Fn()) -> Option<DataVersion> {
     if mark.dv_start as usize != DV_START {
         return None;
     }
-    let raw = inflate(body, max).ok()?;
+    let raw = inflate(body, max, give_way).ok()?;
     let dv = Cursor { s: &raw }.part().ok()?;
     if super::same::digest_around(&raw, DV_START, DV_LEN + dv.len()) != mark.digest {
         return None;
@@ -111,7 +114,7 @@ pub(super) fn same_dv(body: &[u8], mark: &BodyMark, max: usize) -> Option<DataVe
     beans::read_data_version(&parse_json(dv).ok()?).ok()
 }
 
-fn decode_inflated(raw: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyError> {
+fn decode_inflated(raw: &[u8], version: i32, give_way: &dyn Fn()) -> Result<RegisterBrokerBody, BodyError> {
     let mut c = Cursor { s: raw };
     let dv = parse_json(c.part()?)?;
     let mut out = RegisterBrokerBody { data_version: beans::read_data_version(&dv)?, ..Default::default() };
@@ -119,8 +122,11 @@ fn decode_inflated(raw: &[u8], version: i32) -> Result<RegisterBrokerBody, BodyE
     // `TopicConfig`s, which a 4-byte minimum let a lying count inflate to 10x the inflated body.
     let topics = c.count(MIN_TOPIC_PART)?;
     out.topic_configs.reserve(topics);
-    for _ in 0..topics {
+    for i in 1..=topics {
         out.topic_configs.push(parse_topic_config(c.part()?)?);
+        if i % super::GIVE_WAY_TOPICS == 0 {
+            give_way();
+        }
     }
     let filter = parse_json(c.part()?)?;
     out.filter_server_list = match filter {
