@@ -135,6 +135,16 @@ pub struct BodyMark {
     pub digest: u128,
 }
 
+/// The seed of the digests that recognise a broker's bodies (`BodyMark`) and its runs of topics
+/// (`state::routes::chunks`): random per process, so that bodies cannot be crafted to collide from outside it.
+pub fn digest_seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new().build_hasher().finish()
+    })
+}
+
 /// A registration body found equal, outside its DataVersion, to the one marked `mark`: `RegisterBroker::body`
 /// then holds only the DataVersion, and `raw` is kept in case the writer has to decode it after all.
 #[derive(Clone, Debug, PartialEq, Eq)]

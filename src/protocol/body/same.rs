@@ -23,12 +23,7 @@ use crate::model::{BodyMark, DataVersion};
 
 /// The digest of `body` without `body[start..end]`.
 pub(super) fn digest_around(body: &[u8], start: usize, end: usize) -> u128 {
-    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let seed = *SEED.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        std::collections::hash_map::RandomState::new().build_hasher().finish()
-    });
-    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(seed);
+    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(crate::model::digest_seed());
     h.update(&(start as u64).to_le_bytes());
     h.update(&body[..start]);
     h.update(&body[end..]);

@@ -16,11 +16,9 @@
 //! Only for a body whose topics are in strictly increasing name order (the decoder sorts them, decision 0022):
 //! then no name is sent twice, so the queue a topic was left with is the one its run holds, not a later duplicate's.
 
-use std::sync::OnceLock;
-
 use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64};
 
-use crate::model::TopicConfig;
+use crate::model::{digest_seed, TopicConfig};
 
 /// Mean topics per run: a 10k-topic body keeps ~600 digests (10 KB), and one changed topic costs ~16 puts.
 /// Tests use 4, so that their small bodies span several runs.
@@ -28,17 +26,6 @@ use crate::model::TopicConfig;
 const RUN: u64 = 16;
 #[cfg(test)]
 const RUN: u64 = 4;
-
-/// The digests' seed, random per process like the marks' (decision 0012): a run is only ever compared with the runs
-/// of the same broker address's last body, kept in this process, so a crafted collision could at most keep that
-/// broker's own earlier queues, which whoever may register the broker could register anyway.
-fn seed() -> u64 {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    *SEED.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        std::collections::hash_map::RandomState::new().build_hasher().finish()
-    })
-}
 
 /// A body's runs of topics: where each ends (exclusive) and its digest.
 pub(super) struct Runs(Vec<(usize, u128)>);
@@ -49,7 +36,10 @@ impl Runs {
         if topics.windows(2).any(|w| w[0].topic_name >= w[1].topic_name) {
             return None;
         }
-        let seed = seed();
+        // The marks' seed, random per process (decision 0012): a run is only ever compared with the runs of the same
+        // broker address's last body, kept in this process, so a crafted collision could at most keep that broker's
+        // own earlier queues, which whoever may register the broker could register anyway.
+        let seed = digest_seed();
         let mut runs = Vec::with_capacity(topics.len() / RUN as usize + 1);
         let mut bytes = Vec::with_capacity(64 * RUN as usize);
         for (i, t) in topics.iter().enumerate() {

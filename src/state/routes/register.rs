@@ -67,8 +67,10 @@ impl RouteTables {
         let plan = self.plan(req, req.body.topic_configs.len());
         let (name, step) = (plan.name.clone(), plan.step);
         let (mut applied, mut runs) = (None, None);
+        // The record of this body is kept only with a mark and without static-topic mappings (`remember`).
+        let kept = mark.is_some() && req.body.mapping_infos.is_empty();
         let outcome = self.run_plan(req, plan, now_ms, s, |t, name, read_only, first| {
-            let (exact, digests) = t.apply_topic_table(req, name, first, read_only, s);
+            let (exact, digests) = t.apply_topic_table(req, name, first, read_only, kept, s);
             applied = Some((read_only, exact));
             runs = digests;
         });
@@ -223,13 +225,15 @@ impl RouteTables {
     }
 
     /// §5.3 step 10, for a master or a prime slave; `read_only` clears the write bit of every queue it files.
-    /// Returns whether every topic was put (a first registration or a changed DataVersion: `Applied::exact`).
+    /// Returns whether every topic was put (a first registration or a changed DataVersion: `Applied::exact`), and
+    /// the digests of the body's runs when `kept` (its record will be kept) and it was.
     fn apply_topic_table(
         &mut self,
         req: &RegisterBroker,
         name: &Arc<str>,
         register_first: bool,
         read_only: bool,
+        kept: bool,
         s: RouteSettings,
     ) -> (bool, Option<Vec<u128>>) {
         let (cluster, addr) = (req.cluster_name.as_str(), req.broker_addr.as_str());
@@ -237,11 +241,13 @@ impl RouteTables {
         // Read before step 11 replaces the live entry.
         let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
         let exact = version_changed || register_first;
-        // Runs are only kept for a body applied exactly (every topic put), so they are not hashed otherwise.
-        let runs = if exact { chunks::Runs::of(&body.topic_configs) } else { None };
+        // Runs are hashed only when of use: to compare with the last body's now (a changed DataVersion, with runs
+        // on record), or to keep for the next body (a body applied exactly, every topic put, whose record is kept).
+        let compare = version_changed && !register_first && self.has_runs(addr);
+        let runs = if exact && (kept || compare) { chunks::Runs::of(&body.topic_configs) } else { None };
         // Before anything below can move the name's epoch.
-        let skip = match (&runs, version_changed && !register_first) {
-            (Some(runs), true) => self.unchanged_runs(addr, name, read_only, runs),
+        let skip = match &runs {
+            Some(runs) if compare => self.unchanged_runs(addr, name, read_only, runs),
             _ => Vec::new(),
         };
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {
@@ -299,7 +305,7 @@ impl RouteTables {
                 self.put_mapping(topic, bname, info.clone());
             }
         }
-        (exact, runs.map(|r| r.digests()))
+        (exact, runs.filter(|_| kept).map(|r| r.digests()))
     }
 
     /// BROKER_HEARTBEAT: refresh the live entry if it exists; `false` when unknown.

@@ -103,6 +103,11 @@ impl RouteTables {
         }
     }
 
+    /// Whether the record of `addr`'s last body holds its runs of topics.
+    pub(super) fn has_runs(&self, addr: &str) -> bool {
+        self.records.get(addr).is_some_and(|r| r.runs.is_some())
+    }
+
     /// For a body of `addr` with `runs`, applied under `name` at a changed DataVersion: per topic, whether its run
     /// was in the last body applied, with nothing filed under the name changed since (`chunks`). Empty when there is
     /// no such body to compare with.

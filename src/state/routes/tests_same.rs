@@ -80,6 +80,33 @@ fn a_body_at_another_request_version_or_from_another_broker_is_not_recognised() 
     assert!(t.register_same(&mut lean("b", 0), &mark(0), 0, 0, S).is_some());
 }
 
+/// A marked body keeps its runs of topics (`chunks`), and the broker's next body at a changed DataVersion is compared
+/// with them: only the run of the changed topic differs. A body without a mark keeps no record, so nothing is hashed to
+/// be kept for it; and one with nothing on record to compare with is not hashed either.
+#[test]
+fn runs_are_kept_with_a_marked_body_and_a_changed_body_differs_in_the_changed_run_only() {
+    let names: Vec<String> = (0..40).map(|i| format!("t{i:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut t = RouteTables::new();
+    t.register_marked(&reg("c", "b", 0, "A", &names, 1), Some(mark(0)), 0, 0, S);
+    assert!(t.has_runs("A"));
+    let mut changed = reg("c", "b", 0, "A", &names, 2);
+    changed.body.topic_configs[20].perm = 4;
+    let runs = chunks::Runs::of(&changed.body.topic_configs).unwrap();
+    let skip = t.unchanged_runs("A", "b", false, &runs);
+    assert!(!skip[20] && skip.iter().filter(|s| !**s).count() < 20, "{skip:?}");
+    t.register_marked(&changed, Some(mark(1)), 0, 0, S);
+    assert_eq!(t.view().route("t20", false).unwrap().queue_datas[0].perm, 4);
+    assert!(t.has_runs("A"));
+
+    t.register_broker(reg("c", "d", 0, "D", &names, 1), 0, S);
+    t.register_marked(&reg("c", "e", 0, "E", &names, 1), None, 0, 0, S);
+    assert!(!t.has_runs("D") && !t.has_runs("E"));
+    // The next body without a mark forgets the record and its runs.
+    t.register_marked(&changed, None, 0, 0, S);
+    assert!(!t.has_runs("A"));
+}
+
 /// (name, id, address) of the brokers the property test drives.
 const BROKERS: [(&str, i64, &str); 4] = [("a", 0, "A0"), ("a", 1, "A1"), ("b", 0, "B0"), ("b", 1, "B1")];
 /// The bodies they send: topic names and the perm of each. The last five span three runs of topics (`chunks`, 4 per
