@@ -251,10 +251,9 @@ mod tests {
     use super::*;
 
     use std::cell::Cell;
-    use std::sync::Arc;
 
+    use crate::handlers::tests::TestCtx;
     use crate::model::TopicConfig;
-    use crate::writer::Writer;
 
     thread_local! {
         static GAVE_WAY: Cell<usize> = const { Cell::new(0) };
@@ -264,33 +263,10 @@ mod tests {
     /// are sorted (decision 0025).
     #[test]
     fn a_long_registration_gives_way_while_decoded_and_before_its_sort() {
-        let snapshot = Writer::initial_snapshot(Default::default(), Arc::new(crate::config::Config::default()));
-        let route_cache = std::cell::RefCell::new(crate::handlers::route_cache::RouteCache::new(0));
-        let ctx = Ctx {
-            conn: crate::state::ConnId { reactor: 0, token: 0, gen: 1 },
-            peer: std::net::Ipv4Addr::LOCALHOST.into(),
-            snapshot: &snapshot,
-            now_ms: 0,
-            started_ms: 0,
-            route_cache: &route_cache,
-            acl: None,
-            give_way: || GAVE_WAY.with(|c| c.set(c.get() + 1)),
-        };
-        let reg = RegisterBroker {
-            cluster_name: "c".into(),
-            broker_addr: "10.0.0.1:10911".into(),
-            broker_name: "b".into(),
-            broker_id: 0,
-            ha_server_addr: String::new(),
-            zone_name: None,
-            heartbeat_timeout_ms: None,
-            enable_acting_master: None,
-            body: RegisterBrokerBody {
-                topic_configs: (0..1000).rev().map(|i| TopicConfig::with_defaults(format!("t-{i:04}"))).collect(),
-                ..Default::default()
-            },
-            conn: None,
-        };
+        let test = TestCtx::new(Default::default());
+        let ctx = test.ctx(std::net::Ipv4Addr::LOCALHOST.into(), || GAVE_WAY.with(|c| c.set(c.get() + 1)));
+        let topics = (0..1000).rev().map(|i| TopicConfig::with_defaults(format!("t-{i:04}"))).collect();
+        let reg = RegisterBroker::new("c", "b", 0, "10.0.0.1:10911", topics, Default::default());
         let Action::Write(WriteOp::RegisterBroker(decoded, _)) = register(&ctx, &encode_register(&reg, 1)) else {
             panic!("a registration to apply");
         };

@@ -204,21 +204,38 @@ mod tests {
         }
     }
 
+    /// What a `Ctx` borrows, owned: a handler test runs its handler as a reactor (or the decoder thread) would.
+    pub(super) struct TestCtx {
+        snapshot: Snapshot,
+        route_cache: std::cell::RefCell<route_cache::RouteCache>,
+    }
+
+    impl TestCtx {
+        pub(super) fn new(config: Config) -> TestCtx {
+            TestCtx {
+                snapshot: Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config)),
+                route_cache: std::cell::RefCell::new(route_cache::RouteCache::new(0)),
+            }
+        }
+
+        /// A `Ctx` for a request from `peer`, decoded by a thread whose `give_way` is `give_way`.
+        pub(super) fn ctx(&self, peer: IpAddr, give_way: fn()) -> Ctx<'_> {
+            Ctx {
+                conn: ConnId { reactor: 0, token: 0, gen: 1 },
+                peer,
+                snapshot: &self.snapshot,
+                now_ms: 0,
+                started_ms: 0,
+                route_cache: &self.route_cache,
+                acl: None,
+                give_way,
+            }
+        }
+    }
+
     fn dispatch_from(peer: &str, list: &str, req: &RemotingCommand) -> Action {
-        let config = Config { admin_allow_list: AllowList::parse(list).unwrap(), ..Config::default() };
-        let snapshot = Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config));
-        let route_cache = std::cell::RefCell::new(route_cache::RouteCache::new(0));
-        let ctx = Ctx {
-            conn: ConnId { reactor: 0, token: 0, gen: 1 },
-            peer: peer.parse().unwrap(),
-            snapshot: &snapshot,
-            now_ms: 0,
-            started_ms: 0,
-            route_cache: &route_cache,
-            acl: None,
-            give_way: || {},
-        };
-        dispatch(&ctx, req).action
+        let test = TestCtx::new(Config { admin_allow_list: AllowList::parse(list).unwrap(), ..Config::default() });
+        dispatch(&test.ctx(peer.parse().unwrap(), || {}), req).action
     }
 
     #[test]

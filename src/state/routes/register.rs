@@ -67,8 +67,7 @@ impl RouteTables {
         let plan = self.plan(req, req.body.topic_configs.len());
         let (name, step) = (plan.name.clone(), plan.step);
         let (mut applied, mut runs) = (None, None);
-        // The record of this body is kept only with a mark and without static-topic mappings (`remember`).
-        let kept = mark.is_some() && req.body.mapping_infos.is_empty();
+        let kept = Self::kept_mark(req, mark).is_some();
         let outcome = self.run_plan(req, plan, now_ms, s, |t, name, read_only, first| {
             let (exact, digests) = t.apply_topic_table(req, name, first, read_only, kept, s);
             applied = Some((read_only, exact));
@@ -243,11 +242,12 @@ impl RouteTables {
         let exact = version_changed || register_first;
         // Runs are hashed only when of use: to compare with the last body's now (a changed DataVersion, with runs
         // on record), or to keep for the next body (a body applied exactly, every topic put, whose record is kept).
-        let compare = version_changed && !register_first && self.has_runs(addr);
-        let runs = if exact && (kept || compare) { chunks::Runs::of(&body.topic_configs) } else { None };
-        // Before anything below can move the name's epoch.
-        let skip = match &runs {
-            Some(runs) if compare => self.unchanged_runs(addr, name, read_only, runs),
+        // Read before anything below can move the name's epoch.
+        let on_record =
+            if version_changed && !register_first { self.runs_on_record(addr, name, read_only) } else { None };
+        let runs = if exact && (kept || on_record.is_some()) { chunks::Runs::of(&body.topic_configs) } else { None };
+        let skip = match (&runs, on_record) {
+            (Some(runs), Some(on_record)) => runs.unchanged(on_record),
             _ => Vec::new(),
         };
         if s.delete_topic_with_broker_registration && body.mapping_infos.is_empty() {

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use crate::model::{BodyMark, BrokerId};
 
-use super::chunks;
 use super::register::{Application, Step};
 use super::{RegisterBroker, RegisterOutcome, RouteSettings, RouteTables};
 
@@ -70,12 +69,17 @@ impl RouteTables {
         }
     }
 
+    /// The mark under which the record of `req`'s body is kept, if it is: a body without a mark cannot be
+    /// recognised, and static-topic mappings are re-put on a changed DataVersion and can be overwritten by other
+    /// groups, so such bodies always take the full path.
+    pub(super) fn kept_mark(req: &RegisterBroker, mark: Option<BodyMark>) -> Option<BodyMark> {
+        mark.filter(|_| req.body.mapping_infos.is_empty())
+    }
+
     /// After a full registration of `req` that reached step 10: keeps (or drops) the record of its body.
     pub(super) fn remember(&mut self, req: &RegisterBroker, name: &Arc<str>, app: Application, s: RouteSettings) {
         let addr = req.broker_addr.as_str();
-        // Static-topic mappings are re-put on a changed DataVersion and can be overwritten by other groups: such
-        // bodies always take the full path.
-        let Some(mark) = app.mark.filter(|_| req.body.mapping_infos.is_empty()) else {
+        let Some(mark) = Self::kept_mark(req, app.mark) else {
             self.forget_body(addr);
             return;
         };
@@ -103,22 +107,14 @@ impl RouteTables {
         }
     }
 
-    /// Whether the record of `addr`'s last body holds its runs of topics.
-    pub(super) fn has_runs(&self, addr: &str) -> bool {
-        self.records.get(addr).is_some_and(|r| r.runs.is_some())
-    }
-
-    /// For a body of `addr` with `runs`, applied under `name` at a changed DataVersion: per topic, whether its run
-    /// was in the last body applied, with nothing filed under the name changed since (`chunks`). Empty when there is
-    /// no such body to compare with.
-    pub(super) fn unchanged_runs(&self, addr: &str, name: &str, read_only: bool, runs: &chunks::Runs) -> Vec<bool> {
-        let Some(rec) = self.records.get(addr) else { return Vec::new() };
+    /// The digests of the runs of `addr`'s last body applied (`chunks`), for a body of `addr` applied under `name`
+    /// at a changed DataVersion: `None` unless that body was applied exactly, under the same name and the same way,
+    /// with nothing filed under the name changed since.
+    pub(super) fn runs_on_record(&self, addr: &str, name: &str, read_only: bool) -> Option<&[u128]> {
+        let rec = self.records.get(addr)?;
         let same_filing = *rec.name == *name
             && rec.applied.is_some_and(|a| a.exact && a.read_only == read_only && a.epoch == self.epoch(name));
-        match &rec.runs {
-            Some(kept) if same_filing => runs.unchanged(kept),
-            _ => Vec::new(),
-        }
+        rec.runs.as_deref().filter(|_| same_filing)
     }
 
     /// The broker left, or its last body cannot be recognised any more.
