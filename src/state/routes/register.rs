@@ -240,8 +240,9 @@ impl RouteTables {
         // Read before step 11 replaces the live entry.
         let version_changed = self.live.get(cluster, addr).is_none_or(|l| l.data_version != body.data_version);
         let exact = version_changed || register_first;
-        // Runs are hashed only when of use: to compare with the last body's now (a changed DataVersion, with runs
-        // on record), or to keep for the next body (a body applied exactly, every topic put, whose record is kept).
+        // Runs are hashed only when of use: to compare with the last body's now (a changed DataVersion, with that
+        // body's runs on record and still comparable: `runs_on_record`), or to keep for the next body (a body
+        // applied exactly, every topic put, whose record is kept).
         // Read before anything below can move the name's epoch.
         let on_record =
             if version_changed && !register_first { self.runs_on_record(addr, name, read_only) } else { None };

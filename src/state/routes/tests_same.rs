@@ -81,8 +81,8 @@ fn a_body_at_another_request_version_or_from_another_broker_is_not_recognised() 
 }
 
 /// A marked body keeps its runs of topics (`chunks`), and the broker's next body at a changed DataVersion is compared
-/// with them: only the run of the changed topic differs. A body without a mark keeps no record, so nothing is hashed to
-/// be kept for it; and one with nothing on record to compare with is not hashed either.
+/// with them: only the run of the changed topic differs. A body without a mark keeps no record, so no runs, and the
+/// broker's next body without one forgets the runs it had.
 #[test]
 fn runs_are_kept_with_a_marked_body_and_a_changed_body_differs_in_the_changed_run_only() {
     let names: Vec<String> = (0..40).map(|i| format!("t{i:02}")).collect();
