@@ -15,12 +15,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{select, Receiver};
 use thread_priority::{set_current_thread_priority, ThreadPriority, ThreadPriorityValue};
 use tracing::warn;
 
 use crate::clock::Clock;
 use crate::handlers::{self, route_cache::RouteCache, Action, Ctx};
+use crate::model::TopicConfig;
 use crate::protocol::RemotingCommand;
 use crate::state::{ConnId, Snapshot};
 use crate::writer::command::{self, Completion, Origin, WriteCommand};
@@ -47,6 +48,8 @@ pub struct Decoder {
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
+    /// From the writer: applied bodies' topics, dropped here where their names were allocated (decision 0026).
+    pub spent: Receiver<Vec<TopicConfig>>,
 }
 
 impl Decoder {
@@ -54,18 +57,32 @@ impl Decoder {
     pub fn run(self) {
         lower_priority();
         let no_cache = RefCell::new(RouteCache::new(0));
-        while let Ok(job) = self.jobs.recv() {
-            let completion = self.handle(&job, &no_cache);
-            self.bytes.release(job.request.body.len());
-            if let Some(c) = completion {
-                self.send(job.conn, c);
+        let mut spent = self.spent.clone();
+        loop {
+            select! {
+                recv(self.jobs) -> job => {
+                    let Ok(job) = job else { break };
+                    // Whatever came back meanwhile first, so that its memory is there for this body to reuse.
+                    spent.try_iter().for_each(drop);
+                    let completion = self.handle(&job, &no_cache);
+                    self.bytes.release(job.request.body.len());
+                    if let Some(c) = completion {
+                        self.send(job.conn, c);
+                    }
+                }
+                recv(spent) -> topics => match topics {
+                    Ok(topics) => drop(topics),
+                    // The writer has stopped: a closed channel would be ready forever.
+                    Err(_) => spent = crossbeam_channel::never(),
+                },
             }
         }
     }
 
     /// The handler's verdict: a completion for the reactor now, or None when the writer will send it.
     fn handle(&self, job: &Job, no_cache: &RefCell<RouteCache>) -> Option<Completion> {
-        let snapshot = self.cell.load();
+        // Owned, so that a write can hand it to the writer (`WriteCommand::decoded_with`).
+        let snapshot = self.cell.load_full();
         let acl = self.acl.as_ref().map(|a| a.load());
         let ctx = Ctx {
             conn: job.conn,
@@ -94,7 +111,8 @@ impl Decoder {
             Action::Write(op) => {
                 let origin = Origin { received: job.received, ..Origin::new(job.conn, req, job.peer.ip(), account) };
                 let bytes = req.body.len();
-                submit_waiting(&self.writer, Box::new(WriteCommand { origin, op, bytes }), WRITER_WAIT).err().map(reply)
+                let command = WriteCommand { origin, op, bytes, decoded_with: Some(snapshot) };
+                submit_waiting(&self.writer, Box::new(command), WRITER_WAIT).err().map(reply)
             }
         }
     }
@@ -158,7 +176,12 @@ mod tests {
         let req = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, opaque);
         let conn = ConnId { reactor: 0, token: 0, gen: 1 };
         let origin = Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None);
-        Box::new(WriteCommand { origin, op: WriteOp::WipeWritePerm { broker_name: "b".into() }, bytes: 0 })
+        Box::new(WriteCommand {
+            origin,
+            op: WriteOp::WipeWritePerm { broker_name: "b".into() },
+            bytes: 0,
+            decoded_with: None,
+        })
     }
 
     /// A full writer queue holds the decoded registration back until there is room, instead of refusing it; past
@@ -177,5 +200,50 @@ mod tests {
             assert_eq!(next.origin.request.opaque, 3);
             assert!(waiting.join().unwrap().is_ok());
         });
+    }
+    /// Decision 0026: a registration goes to the writer with the snapshot its decode read, for the writer to let go
+    /// of; and the topics the writer gives back are dropped on this thread (the test still holds the sender, so
+    /// they are dropped only if the decoder took them).
+    #[test]
+    fn a_registration_carries_the_snapshot_it_read_and_topics_given_back_are_dropped_by_the_decoder() {
+        use crate::model::TopicConfig;
+        use crate::state::routes::test_util::reg;
+        let config = Arc::new(crate::config::Config::default());
+        let first = Arc::new(crate::writer::Writer::initial_snapshot(Default::default(), config));
+        let cell = Arc::new(ArcSwap::new(first.clone()));
+        let (jobs_tx, jobs) = crossbeam_channel::unbounded();
+        let (writer_tx, writer_rx) = crossbeam_channel::unbounded();
+        let (spent_tx, spent) = crossbeam_channel::bounded(8);
+        let decoder = Decoder {
+            jobs,
+            cell,
+            writer: WriterQueue { tx: writer_tx, bytes: Default::default() },
+            bytes: Default::default(),
+            reactors: Vec::new(),
+            clock: crate::clock::ManualClock::new(0),
+            started_ms: 0,
+            acl: None,
+            spent,
+        };
+        let name: Arc<str> = Arc::from("given-back");
+        let given_back = vec![TopicConfig { topic_name: name.clone().into(), ..TopicConfig::with_defaults("x") }];
+        spent_tx.send(given_back).unwrap();
+        let job = |opaque| Job {
+            conn: ConnId { reactor: 0, token: 1, gen: 1 },
+            peer: "127.0.0.1:1".parse().unwrap(),
+            request: handlers::broker::encode_register(&reg("c", "b", 0, "b:10911", &["t1", "t2"], 1), opaque),
+            received: Instant::now(),
+        };
+        jobs_tx.send(job(1)).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| decoder.run());
+            let command = writer_rx.recv_timeout(Duration::from_secs(10)).expect("the registration reaches the writer");
+            assert!(matches!(command.op, WriteOp::RegisterBroker(..)), "{:?}", command.op);
+            let read = command.decoded_with.as_ref().expect("the snapshot the decode read");
+            assert!(Arc::ptr_eq(read, &first));
+            drop(jobs_tx);
+        });
+        assert_eq!(Arc::strong_count(&name), 1, "the decoder did not drop the topics given back");
+        drop(spent_tx);
     }
 }

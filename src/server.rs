@@ -28,6 +28,10 @@ use crate::warm;
 use crate::writer::command::WriterQueue;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
+/// How many applied bodies can wait for the decoder to drop them (decision 0026): a few registrations' worth, so the
+/// topic lists waiting there stay a small part of `writerQueueBytes`.
+const SPENT_BODIES: usize = 8;
+
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -245,7 +249,10 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         built.push(reactor);
     }
     drop(shared);
+    // Small: a body the decoder has not taken back yet is dropped by the writer instead.
+    let (spent_tx, spent_rx) = bounded(SPENT_BODIES);
     let decoder = Decoder {
+        spent: spent_rx,
         jobs: decoder_rx,
         bytes: decoder_bytes,
         cell: cell.clone(),
@@ -260,7 +267,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let feed = Arc::new(Feed::new(feed_size, started_ms));
     let writer = Writer::new(kv, config.clone(), cell.clone(), links.clone(), clock.clone(), metrics.writer.clone())
         .with_queue_bytes(writer_queue.bytes.clone())
-        .with_feed(feed.clone());
+        .with_feed(feed.clone())
+        .with_spent(spent_tx);
 
     let mut threads = Vec::with_capacity(reactors + 4);
     // Small: the console asks every few seconds; a full queue answers the HTTP request 503.

@@ -404,7 +404,10 @@ impl Reactor {
             Action::Refused(r, limit) => return (Some(r), Some(limit)),
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
-                match command::submit(&self.shared.writer, WriteCommand { origin, op, bytes: cmd.body.len() }) {
+                match command::submit(
+                    &self.shared.writer,
+                    WriteCommand { origin, op, bytes: cmd.body.len(), decoded_with: None },
+                ) {
                     Ok(()) => None,
                     Err(refusal) => {
                         if refusal.code == ResponseCode::SYSTEM_BUSY {

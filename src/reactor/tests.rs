@@ -69,6 +69,7 @@ fn full_writer_queue_answers_system_busy() {
             origin: Origin::new(id, &filler, std::net::Ipv4Addr::LOCALHOST.into(), None),
             op,
             bytes: 0,
+            decoded_with: None,
         }))
         .unwrap();
     let reactor = reactor_with(writer, crossbeam_channel::bounded(1).0, Default::default());

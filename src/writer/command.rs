@@ -1,9 +1,11 @@
 //! What reactors send the writer (`WriteCommand`, `ConnEvent`) and what it sends back (`Completion`).
 
+use std::sync::Arc;
+
 use crate::model::{BodyMark, DataVersion, QueueData, SameBody};
 use crate::protocol::RemotingCommand;
 use crate::state::routes::{RegisterBroker, UnregisterBroker};
-use crate::state::ConnId;
+use crate::state::{ConnId, Snapshot};
 
 /// Where a request came from, so its reply finds its way back (or is dropped if the connection is gone).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,12 +150,15 @@ impl WriteOp {
 
 /// One request for the writer. It travels boxed: the bounded channel preallocates and touches every slot, and a
 /// pointer-sized slot keeps 64k of them at 1 MiB of RSS instead of ~16 MiB.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct WriteCommand {
     pub origin: Origin,
     pub op: WriteOp,
     /// The request body's length: what this command counts against `writerQueueBytes`.
     pub bytes: usize,
+    /// The snapshot the decoder thread read while decoding this command; `None` from a reactor. The writer lets go
+    /// of it once the command is applied, and gives a decoded body's topics back to the decoder (decision 0026).
+    pub decoded_with: Option<Arc<Snapshot>>,
 }
 
 /// The writer's queue as the reactors and the decoder see it: bounded by count (the channel) and by body bytes.

@@ -24,6 +24,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::feed::{Change, Feed};
 use crate::metrics::WriterMetrics;
+use crate::model::TopicConfig;
 use crate::persist;
 use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
@@ -75,6 +76,8 @@ pub struct Writer {
     /// The change feed, and the current batch's changes (appended after the publish).
     feed: Arc<Feed>,
     changes: Vec<Change>,
+    /// To the decoder thread: applied bodies' topics, for it to drop (`give_back`).
+    spent: Option<Sender<Vec<TopicConfig>>>,
 }
 
 /// Changes made by one batch that need durability or a publish.
@@ -115,7 +118,14 @@ impl Writer {
             outbox,
             feed: Arc::new(Feed::new(0, 0)),
             changes: Vec::new(),
+            spent: None,
         }
+    }
+
+    /// Where applied bodies decoded by the decoder thread go back to it (`give_back`).
+    pub fn with_spent(mut self, to_decoder: Sender<Vec<TopicConfig>>) -> Writer {
+        self.spent = Some(to_decoder);
+        self
     }
 
     /// The byte budget of the queue this writer drains (the reactors take from it).
@@ -253,11 +263,13 @@ impl Writer {
         let audit = crate::audit::enabled();
         let registrations = batch.iter().filter(|c| matches!(c.op, WriteOp::RegisterBroker(..))).count();
         let closes = events.len();
-        for WriteCommand { origin, op, bytes } in batch.drain(..) {
+        for WriteCommand { origin, op, bytes, decoded_with } in batch.drain(..) {
             self.queue_bytes.release(bytes);
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
-            let outcome = self.apply(op, &mut dirty);
+            let outcome = self.apply(op, decoded_with.is_some(), &mut dirty);
+            // Let go here, not on the decoder: this thread freed what its publishes replaced (decision 0026).
+            drop(decoded_with);
             let audit = facts.map(|(facts, liveness, before)| Audit {
                 facts,
                 routine: liveness
@@ -371,8 +383,9 @@ impl Writer {
         }
     }
 
-    /// Takes the op by value: a registration's body (thousands of topics) is never copied.
-    fn apply(&mut self, op: WriteOp, dirty: &mut Dirty) -> Outcome {
+    /// Takes the op by value: a registration's body (thousands of topics) is never copied. `from_decoder`: the
+    /// decoder thread decoded it (`WriteCommand::decoded_with`).
+    fn apply(&mut self, op: WriteOp, from_decoder: bool, dirty: &mut Dirty) -> Outcome {
         let now = self.clock.now_ms();
         let s = self.settings();
         match op {
@@ -380,12 +393,17 @@ impl Writer {
                 if !self.provisional.is_empty() {
                     self.provisional.remove(&(req.cluster_name.clone(), req.broker_addr.clone()));
                 }
+                // Only the decoder's own topics go back; a body the writer decodes here (`register`) is its own.
+                let give_back = from_decoder && matches!(body, RegisterBody::Decoded { .. });
                 let first = self.first_registration(&req);
                 let outcome = self.register(&mut req, body, now, s);
                 if let Some(r) = &outcome {
                     self.send_notices(r.notices.clone());
                 }
                 self.note_registered(&req, first, outcome.is_some());
+                if give_back {
+                    self.give_back(std::mem::take(&mut req.body.topic_configs));
+                }
                 Outcome::Registered(outcome)
             }
             WriteOp::UnregisterBroker(u) => {
@@ -509,6 +527,16 @@ impl Writer {
         self.cell.store(Arc::new(next));
         self.metrics.publishes.fetch_add(1, Relaxed);
         self.metrics.publish_latency.observe(started.elapsed());
+    }
+
+    /// Sends an applied body's topics to the decoder thread that decoded them, to be dropped there (decision 0026):
+    /// their names were allocated on that thread, and freed there they go back to its allocator's cache for the next
+    /// body, instead of through the arena's locked bins that a free on another thread takes. Dropped here when the
+    /// decoder is behind (the channel is small) or absent.
+    fn give_back(&self, topics: Vec<TopicConfig>) {
+        if let (Some(to), false) = (&self.spent, topics.is_empty()) {
+            let _ = to.try_send(topics);
+        }
     }
 
     fn push(&mut self, reactor: u16, c: Completion) {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use super::command::{Completion, Origin, Outcome, WriteCommand, WriteOp};
+use super::command::{Completion, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use super::{ReactorLink, Writer};
 use crate::clock::ManualClock;
 use crate::config::Config;
@@ -32,7 +32,12 @@ fn writer_in(dir: &Path, config_store: &Path) -> (Writer, crossbeam_channel::Rec
 fn command(code: i32, op: WriteOp) -> WriteCommand {
     let conn = ConnId { reactor: 0, token: 1, gen: 1 };
     let req = RemotingCommand::request(code, 7);
-    WriteCommand { origin: Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None), op, bytes: 0 }
+    WriteCommand {
+        origin: Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None),
+        op,
+        bytes: 0,
+        decoded_with: None,
+    }
 }
 
 /// A KV put and a config update in one batch; the config file cannot be written. Both are answered as failed,
@@ -62,4 +67,33 @@ fn a_failed_config_save_takes_the_batchs_kv_write_back_off_disk() {
     let snap = writer.cell.load();
     assert_eq!(snap.kv.get("NS", "k"), None);
     assert!(!snap.config.order_message_enable);
+}
+
+/// A registration decoded on the decoder thread with `snapshot`, or on a reactor (`None`).
+fn register(name: &str, topics: &[&str], snapshot: Option<Arc<crate::state::Snapshot>>) -> WriteCommand {
+    let reg = crate::state::routes::test_util::reg("c", name, 0, &format!("{name}:10911"), topics, 1);
+    let op = WriteOp::RegisterBroker(Box::new(reg), RegisterBody::Decoded { mark: None, version: 0 });
+    WriteCommand { decoded_with: snapshot, ..command(RequestCode::REGISTER_BROKER, op) }
+}
+
+/// Decision 0026: once applied, a body the decoder thread decoded goes back to it to be dropped there, and the
+/// snapshot the decode read is let go here, so this thread frees what its publish replaced. A reactor's body is
+/// dropped here.
+#[test]
+fn a_decoders_body_goes_back_to_it_and_its_snapshot_is_let_go_by_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writer, _inbox, _poll) = writer_in(dir.path(), &dir.path().join("namesrv.properties"));
+    let (to_decoder, spent) = crossbeam_channel::bounded(8);
+    let mut writer = writer.with_spent(to_decoder);
+    let read = writer.cell.load_full();
+    let mut batch = vec![register("b1", &["t1", "t2"], Some(read.clone())), register("b2", &["t3", "t4"], None)];
+    writer.apply_batch(&mut batch, &mut Vec::new(), false);
+
+    let back: Vec<Vec<String>> =
+        spent.try_iter().map(|topics| topics.iter().map(|t| t.topic_name.to_string()).collect()).collect();
+    assert_eq!(back, vec![vec!["t1".to_string(), "t2".to_string()]], "only the decoder's body goes back");
+    assert!(!Arc::ptr_eq(&read, &writer.cell.load_full()), "the registrations published a newer snapshot");
+    assert_eq!(Arc::strong_count(&read), 1, "the writer still holds the snapshot the decode read");
+    let names: Vec<String> = writer.cell.load().routes.topic_names().map(|t| t.to_string()).collect();
+    assert_eq!(names, ["t1", "t2", "t3", "t4"]);
 }
