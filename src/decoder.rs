@@ -201,6 +201,7 @@ mod tests {
             assert!(waiting.join().unwrap().is_ok());
         });
     }
+
     /// Decision 0026: a registration goes to the writer with the snapshot its decode read, for the writer to let go
     /// of; and the topics the writer gives back are dropped on this thread (the test still holds the sender, so
     /// they are dropped only if the decoder took them).
