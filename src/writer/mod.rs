@@ -9,6 +9,7 @@
 
 mod changes;
 pub mod command;
+mod publish;
 #[cfg(test)]
 mod tests;
 
@@ -26,7 +27,7 @@ use crate::feed::{Change, Feed};
 use crate::metrics::WriterMetrics;
 use crate::model::TopicConfig;
 use crate::persist;
-use crate::state::routes::{EvictionCause, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RouteSettings};
+use crate::state::routes::{EvictionCause, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use command::{Completion, ConnEvent, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -509,67 +510,6 @@ impl Writer {
         }
         Ok(())
     }
-
-    /// Builds and stores the next snapshot if routes, KV or config changed. One writer: no rcu retry needed.
-    fn publish(&mut self, dirty: &Dirty) {
-        let routes_gen = self.tables.generation();
-        if routes_gen == self.published_routes && !dirty.kv && !dirty.config {
-            return;
-        }
-        self.published_routes = routes_gen;
-        self.generation += 1;
-        let prev = self.cell.load();
-        let kv = if dirty.kv { Arc::new(self.kv.clone()) } else { prev.kv.clone() };
-        let config = if dirty.config { self.config.clone() } else { prev.config.clone() };
-        let started = Instant::now();
-        let next = Snapshot::new(self.generation, self.tables.view(), kv, config);
-        drop(prev);
-        self.cell.store(Arc::new(next));
-        self.metrics.publishes.fetch_add(1, Relaxed);
-        self.metrics.publish_latency.observe(started.elapsed());
-    }
-
-    /// Sends an applied body's topics to the decoder thread that decoded them, to be dropped there (decision 0026):
-    /// their names were allocated on that thread, and freed there they go back to its allocator's cache for the next
-    /// body, instead of through the arena's locked bins that a free on another thread takes. Dropped here when the
-    /// decoder is behind (the channel is small) or absent.
-    fn give_back(&self, topics: Vec<TopicConfig>) {
-        if let (Some(to), false) = (&self.spent, topics.is_empty()) {
-            let _ = to.try_send(topics);
-        }
-    }
-
-    fn push(&mut self, reactor: u16, c: Completion) {
-        if let Some(out) = self.outbox.get_mut(reactor as usize) {
-            out.push(c);
-        }
-    }
-
-    /// Hands each reactor its completions and wakes it once.
-    fn flush(&mut self) {
-        for (i, out) in self.outbox.iter_mut().enumerate() {
-            if out.is_empty() {
-                continue;
-            }
-            let link = &self.reactors[i];
-            for c in out.drain(..) {
-                let _ = link.inbox.send(c);
-            }
-            if let Err(e) = link.waker.wake() {
-                warn!(reactor = i, error = %e, "cannot wake reactor");
-            }
-        }
-    }
-
-    /// Hands each 905 to the reactor that owns connections to its target (by address hash, so one broker's
-    /// notifications keep their order on one connection).
-    fn send_notices(&mut self, notices: Vec<MinBrokerIdNotice>) {
-        for n in notices {
-            debug!(target_addr = %n.target, min_broker_id = n.min_broker_id, "NOTIFY_MIN_BROKER_ID_CHANGE");
-            let reactor = (ahash_of(&n.target) % self.reactors.len().max(1) as u64) as u16;
-            self.push(reactor, Completion::Notify(n));
-        }
-    }
 }
 
 impl Writer {
@@ -599,8 +539,4 @@ struct Audit {
 fn is_durable(code: i32) -> bool {
     use crate::protocol::RequestCode as C;
     matches!(code, C::PUT_KV_CONFIG | C::DELETE_KV_CONFIG | C::UPDATE_NAMESRV_CONFIG)
-}
-
-fn ahash_of(s: &str) -> u64 {
-    ahash::RandomState::with_seeds(1, 2, 3, 4).hash_one(s)
 }
