@@ -54,19 +54,41 @@ fn sync_state_set(ctl: SocketAddr) -> Vec<i64> {
 
 /// A slave copies its master's topics on a timer, and a failover before that leaves the new master without the
 /// topic (with Java's name server as with ours): waits until `b` lists `TOPIC` (GET_ALL_TOPIC_CONFIG from `b`).
-fn wait_topic_copied(b: &Broker, context: impl Fn() -> String) {
-    let b_addr: SocketAddr = b.addr_string().parse().unwrap();
+/// On a timeout, both brokers' topic tables and DataVersions go into the message: the copy is the Java brokers'
+/// own business (SlaveSynchronize, every 10 s), and the slave skips a copy whose DataVersion equals its own.
+fn wait_topic_copied(a: &Broker, b: &Broker, context: impl Fn() -> String) {
     wait_for(
         "B to have copied the topic from A",
         Duration::from_secs(60),
+        || all_topic_config(b).filter(|body| body.contains(&format!("\"{TOPIC}\""))).map(drop),
         || {
-            let mut c = Client::connect(b_addr);
-            let cmd = c.cmd(21);
-            let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
-            String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")).then_some(())
+            let table = |x: &Broker| match all_topic_config(x) {
+                Some(body) => topic_table_summary(&body),
+                None => "no answer".to_string(),
+            };
+            format!("A ({}): {}\nB ({}): {}\n{}", a.addr_string(), table(a), b.addr_string(), table(b), context())
         },
-        context,
     );
+}
+
+/// GET_ALL_TOPIC_CONFIG (21) of a broker: its body, if it answered SUCCESS.
+fn all_topic_config(broker: &Broker) -> Option<String> {
+    let addr: SocketAddr = broker.addr_string().parse().ok()?;
+    let mut c = Client::connect(addr);
+    let cmd = c.cmd(21);
+    let r = c.try_request(cmd, Duration::from_secs(5)).ok()?;
+    (r.code == 0).then(|| String::from_utf8_lossy(&r.body).into_owned())
+}
+
+/// "dataVersion …, topics […]" of a GET_ALL_TOPIC_CONFIG body, for failure messages.
+fn topic_table_summary(body: &str) -> String {
+    let Ok(v) = json::parse(body.as_bytes()) else { return format!("unparsed body of {} bytes", body.len()) };
+    let version = v.get("dataVersion").map(|d| format!("{d:?}")).unwrap_or_default();
+    let names: Vec<String> = match v.get("topicConfigTable") {
+        Some(Value::Object(t)) => t.iter().map(|(name, _)| name.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    format!("dataVersion {version}, {} topics {names:?}", names.len())
 }
 
 fn controller_broker(ns: &str, ctl: &str) -> Broker {
@@ -138,7 +160,7 @@ fn two_broker_flow(ns: &Server, ctl_port: u16, t0: Instant) -> Duration {
     let sent = client.produce(&nsaddr, TOPIC, 10, "before");
     assert!(sent.iter().all(|name| name == GROUP), "{sent:?}");
 
-    wait_topic_copied(&b, || context(&a, Some(&b)));
+    wait_topic_copied(&a, &b, || context(&a, Some(&b)));
 
     step(t0, "kill -9 of master A");
     a.kill();
@@ -422,7 +444,7 @@ fn java5_brokers_through_three_controller_nodes_a_leader_loss_and_a_full_restart
     assert!(sent.iter().all(|n| n == GROUP), "{sent:?}");
 
     // The broker master fails after the controller leader did: the new leader replaces it.
-    wait_topic_copied(&b, || b.log());
+    wait_topic_copied(&a, &b, || format!("{}\n{}", a.log(), b.log()));
     a.kill();
     let killed = Instant::now();
     let ns_alive = nodes[running[0]].ns();
