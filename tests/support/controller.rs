@@ -13,8 +13,9 @@ use namesrv::protocol::ResponseCode;
 use super::client::Client;
 use super::inproc::InProc;
 
-/// One request to the controller node at `ctl` on a fresh connection, or `None` if it does not connect or answer
-/// within `timeout` (nodes that are down or still electing are expected in the multi-node tests).
+/// One request to the node at `ctl` (a controller, or any RocketMQ server) on a fresh connection, or `None` if it
+/// does not connect or answer within `timeout` (nodes that are down or still electing are expected in the multi-node
+/// tests).
 pub fn try_ask(ctl: SocketAddr, code: i32, ext: &[(&str, &str)], timeout: Duration) -> Option<RemotingCommand> {
     let stream = std::net::TcpStream::connect_timeout(&ctl, timeout).ok()?;
     let mut c = Client::from_stream(stream);
