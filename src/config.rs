@@ -201,7 +201,7 @@ config_table! {
     Ours Start max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
     Ours Start writer_queue_capacity: usize = 65536, "writerQueueCapacity";
     Ours Start writer_queue_bytes: usize = 256 * 1024 * 1024, "writerQueueBytes";
-    Ours Start decoder_queue_bytes: usize = 128 * 1024 * 1024, "decoderQueueBytes";
+    Ours Start decoder_queue_bytes: usize = 16 * 1024 * 1024, "decoderQueueBytes";
     Ours Start max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
     Ours Start route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
     Ours Start decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";

@@ -38,6 +38,10 @@ pub struct Conn {
     pub parked: Option<Parked>,
     /// A frame of more than `BIG_FRAME` bytes was decoded from `input` (`release_input`).
     pub big_frame: bool,
+    /// Room on the decoder's queue for the big frame being read (decision 0027).
+    pub admission: Admission,
+    /// In `Reactor::held`: stopped in the middle of a big frame until `admission` can be taken.
+    pub held: bool,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
     limits_logged: u8,
 }
@@ -55,6 +59,32 @@ pub struct Outbound {
     pub connected: bool,
     /// Queued notifications not written by then are dropped (Java's one-way timeout).
     pub deadline: Option<std::time::Instant>,
+}
+
+/// Room on the decoder's queue (`decoderQueueBytes`) taken for a big frame before the rest of it is read (decision
+/// 0027): a burst of big registrations then waits in the kernel's socket buffers instead of in fresh memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Admission {
+    /// No big frame is being read, or it is read without admission (TLS).
+    #[default]
+    None,
+    /// `bytes` are taken for the big frame being read, since `at_ms`.
+    Taken { bytes: usize, at_ms: i64 },
+    /// Taken for longer than `ADMISSION_LIMIT_MS` and given back (`Reactor::close_idle`): the rest of the frame is
+    /// read without it, so that a peer sending slowly cannot hold the room others need.
+    Revoked,
+}
+
+/// How long a big frame may hold its admission while it arrives: a 1.5 MB body takes milliseconds on a LAN, ~1 s
+/// at 10 Mbit/s.
+pub const ADMISSION_LIMIT_MS: i64 = 1000;
+
+/// What `Conn::fill` needs to admit a big frame.
+pub struct Admit<'a> {
+    pub budget: &'a crate::limit::ByteBudget,
+    /// A longer frame is refused by `frame::decode` once its prefix is in: nothing is taken or reserved for it.
+    pub max_frame: usize,
+    pub now_ms: i64,
 }
 
 /// A decoded frame's body shares `input`'s allocation, and after it is dropped the emptied `input` still holds all
@@ -82,6 +112,8 @@ impl Conn {
             deferred: false,
             parked: None,
             big_frame: false,
+            admission: Admission::None,
+            held: false,
             limits_logged: 0,
         }
     }
@@ -101,12 +133,18 @@ impl Conn {
 
     /// Reads until WouldBlock (mio is edge-triggered) — or a short read, if `short_read_ends` — appending plaintext
     /// to `input`, at most `budget` bytes so one flooding peer cannot monopolise the reactor; returns the bytes read
-    /// too.
-    pub fn fill(&mut self, scratch: &mut [u8], budget: usize, short_read_ends: bool) -> (ReadOutcome, usize) {
+    /// too. Stops early (`Held`) at the start of a big frame the decoder's queue has no room for (`may_read`).
+    pub fn fill(
+        &mut self,
+        scratch: &mut [u8],
+        budget: usize,
+        short_read_ends: bool,
+        admit: &Admit,
+    ) -> (ReadOutcome, usize) {
         if let Transport::Tls(tls) = &mut self.transport {
             return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, budget);
         }
-        let (outcome, n) = self.fill_plain(scratch, budget, short_read_ends);
+        let (outcome, n) = self.fill_plain(scratch, budget, short_read_ends, admit);
         if let Err(reason) = self.transport.sniffed(&mut self.input) {
             warn!(peer = %self.peer, %reason, "closing the connection");
             self.input.clear();
@@ -131,11 +169,53 @@ impl Conn {
         }
     }
 
-    fn fill_plain(&mut self, scratch: &mut [u8], budget: usize, short_read_ends: bool) -> (ReadOutcome, usize) {
+    /// Whether more may be read: false while `input` holds the start of a big frame that has no admission and
+    /// cannot take one. Once admitted, the frame gets a buffer of its exact size, allocated then: growing the first
+    /// read's buffer in place extends it into address space never touched, so every body would fault in fresh
+    /// pages, where a new allocation reuses the memory of bodies already decoded (decision 0027).
+    fn may_read(&mut self, admit: &Admit) -> bool {
+        if self.admission != Admission::None {
+            return true;
+        }
+        let Some(prefix) = self.input.first_chunk::<4>() else {
+            return true;
+        };
+        let total = u32::from_be_bytes(*prefix) as usize + 4;
+        if total <= BIG_FRAME || total > admit.max_frame || self.input.len() >= total {
+            return true;
+        }
+        if !admit.budget.try_take(total) {
+            return false;
+        }
+        self.admission = Admission::Taken { bytes: total, at_ms: admit.now_ms };
+        let mut whole = BytesMut::with_capacity(total);
+        whole.extend_from_slice(&self.input);
+        self.input = whole;
+        true
+    }
+
+    /// The bytes taken for the frame just decoded from `input`, handed on with it (0 if none were).
+    pub fn take_admission(&mut self) -> usize {
+        match std::mem::take(&mut self.admission) {
+            Admission::Taken { bytes, .. } => bytes,
+            Admission::None | Admission::Revoked => 0,
+        }
+    }
+
+    fn fill_plain(
+        &mut self,
+        scratch: &mut [u8],
+        budget: usize,
+        short_read_ends: bool,
+        admit: &Admit,
+    ) -> (ReadOutcome, usize) {
         let mut total = 0;
         loop {
             if total >= budget {
                 return (ReadOutcome::Open, total);
+            }
+            if !self.may_read(admit) {
+                return (ReadOutcome::Held, total);
             }
             match self.stream.read(scratch) {
                 Ok(0) => return (ReadOutcome::Closed, total),

@@ -1,5 +1,6 @@
-//! Large registrations off the reactor: handing them to the decoder thread (`defer`), and holding one the decoder has
-//! no room for on its connection until it fits (`park`, `retry_parked`; decision 0016).
+//! Large registrations off the reactor: handing them to the decoder thread (`defer`), holding one the decoder has no
+//! room for on its connection until it fits (`park`, `retry_parked`; decision 0016), and reading a big frame only
+//! once it has room (`retry_held`; decision 0027).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,7 +29,8 @@ impl Reactor {
     }
 
     /// Hands `cmd` to the decoder thread and pauses the connection until its reply; `Err` = the decoder's queue is
-    /// full (its job count or `decoderQueueBytes`).
+    /// full (its job count or `decoderQueueBytes`). `admitted`: the bytes its frame took while it was read (decision
+    /// 0027), of which the body's share goes with it; 0 if none were taken.
     pub(super) fn defer(
         &mut self,
         key: usize,
@@ -36,8 +38,12 @@ impl Reactor {
         peer: std::net::SocketAddr,
         cmd: &RemotingCommand,
         received: std::time::Instant,
+        admitted: usize,
     ) -> Result<(), ()> {
-        if !self.shared.decoder_bytes.try_take(cmd.body.len()) {
+        // Taken while the frame was read: the decoder gives back the body's share when done.
+        if admitted > 0 {
+            self.shared.decoder_bytes.release(admitted - cmd.body.len().min(admitted));
+        } else if !self.shared.decoder_bytes.try_take(cmd.body.len()) {
             return Err(());
         }
         let job = crate::decoder::Job { conn: id, peer, request: cmd.clone(), received };
@@ -78,7 +84,7 @@ impl Reactor {
             };
             let peer = conn.peer;
             let id = self.conn_id(key, gen);
-            if self.defer(key, id, peer, &p.cmd, p.received).is_ok() {
+            if self.defer(key, id, peer, &p.cmd, p.received, 0).is_ok() {
                 continue; // the reply resumes reading (`drain_inbox`)
             }
             if p.received.elapsed() < PARK_LIMIT {
@@ -92,6 +98,24 @@ impl Reactor {
             }
             self.again.push(key);
             self.flush(key);
+        }
+    }
+
+    /// Reads on the connections held for room on the decoder's queue, first held first, until one still finds none:
+    /// the rest would not either, and with hundreds of brokers held after a restart, trying each on every loop turn
+    /// costs more than the reading.
+    pub(super) fn retry_held(&mut self) {
+        let mut held = std::mem::take(&mut self.held).into_iter();
+        while let Some((key, gen)) = held.next() {
+            let Some(conn) = self.conns.get_mut(key).filter(|c| c.gen == gen) else {
+                continue;
+            };
+            conn.held = false;
+            self.on_readable(key, false);
+            if self.conns.get(key).is_some_and(|c| c.held) {
+                self.held.extend(held);
+                return;
+            }
         }
     }
 }

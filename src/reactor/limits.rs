@@ -5,6 +5,7 @@
 
 use tracing::warn;
 
+use super::conn::{Admission, ADMISSION_LIMIT_MS};
 use super::{Reactor, REFUSAL_LOG_INTERVAL_MS};
 use crate::limit::Limit;
 
@@ -85,6 +86,7 @@ impl Reactor {
             return;
         }
         self.last_idle_check_ms = now;
+        self.revoke_slow_admissions(now);
         let idle_ms = self.shared.settings.idle_ms;
         if idle_ms > 0 {
             let idle: Vec<usize> =
@@ -112,6 +114,18 @@ impl Reactor {
                     );
                 }
                 self.close(key, "replies unread for slowReaderCloseSeconds");
+            }
+        }
+    }
+
+    /// Gives back the room of big frames that took longer than `ADMISSION_LIMIT_MS` to arrive (decision 0027).
+    fn revoke_slow_admissions(&mut self, now: i64) {
+        for (_, c) in self.conns.iter_mut() {
+            if let Admission::Taken { bytes, at_ms } = c.admission {
+                if now - at_ms >= ADMISSION_LIMIT_MS {
+                    self.shared.decoder_bytes.release(bytes);
+                    c.admission = Admission::Revoked;
+                }
             }
         }
     }

@@ -79,6 +79,8 @@ pub struct Reactor {
     closed_while_deferred: Vec<ConnId>,
     /// Connections with a parked registration (`Conn::parked`), tried again every `PARK_RETRY`.
     parked: Vec<(usize, u32)>,
+    /// Connections stopped in the middle of a big frame until the decoder's byte budget has room for it.
+    held: Vec<(usize, u32)>,
     listener_closed: bool,
     /// Connections refused by `maxConnections` since the last log line, and when that line was written.
     refused_since_log: u64,
@@ -118,6 +120,7 @@ impl Reactor {
             in_flight: 0,
             closed_while_deferred: Vec::new(),
             parked: Vec::new(),
+            held: Vec::new(),
             listener_closed: false,
             refused_since_log: 0,
             last_refusal_log_ms: None,
@@ -129,7 +132,7 @@ impl Reactor {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         while !self.shared.shutdown.load(Ordering::Acquire) {
-            let timeout = match (self.again.is_empty(), self.parked.is_empty()) {
+            let timeout = match (self.again.is_empty(), self.parked.is_empty() && self.held.is_empty()) {
                 (false, _) => Duration::ZERO,
                 (true, false) => PARK_RETRY,
                 (true, true) => TICK,
@@ -158,6 +161,7 @@ impl Reactor {
                 }
             }
             self.retry_parked();
+            self.retry_held();
             for key in std::mem::take(&mut self.again) {
                 self.on_readable(key, false);
             }
@@ -264,8 +268,21 @@ impl Reactor {
         // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
         // stays bounded as well; the socket is read on the next turn (`again`).
         let backlog = whole_frame_buffered(&conn.input);
-        let (outcome, n) =
-            if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, READ_BUDGET, short_read_ends) };
+        let admit = conn::Admit {
+            budget: &self.shared.decoder_bytes,
+            max_frame: self.shared.settings.max_frame,
+            now_ms: self.now_ms,
+        };
+        let (outcome, n) = if backlog {
+            (ReadOutcome::Open, 0)
+        } else {
+            conn.fill(&mut self.scratch, READ_BUDGET, short_read_ends, &admit)
+        };
+        if matches!(outcome, ReadOutcome::Held) && !conn.held {
+            // Tried again every `PARK_RETRY`: the room comes from the decoder, not from this socket.
+            conn.held = true;
+            self.held.push((key, conn.gen));
+        }
         if n > 0 {
             conn.last_active_ms = self.now_ms;
         }
@@ -281,7 +298,7 @@ impl Reactor {
             return;
         }
         match outcome {
-            ReadOutcome::Open => self.flush(key),
+            ReadOutcome::Open | ReadOutcome::Held => self.flush(key),
             ReadOutcome::Closed => {
                 self.flush(key);
                 self.close(key, "peer closed");
@@ -329,8 +346,10 @@ impl Reactor {
                 }
                 Err(e) => return Err(e),
             };
+            let admitted = conn.take_admission();
             if cmd.is_response() {
                 // We send no requests on inbound connections; Java logs and drops unmatched responses.
+                self.shared.decoder_bytes.release(admitted);
                 continue;
             }
             if cmd.code == RequestCode::REGISTER_BROKER {
@@ -343,14 +362,19 @@ impl Reactor {
                 && self.shared.draining.load(Ordering::Relaxed)
                 && cmd.version > GO_AWAY_AFTER_VERSION
             {
+                self.shared.decoder_bytes.release(admitted);
                 Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
             } else if self.should_defer(&cmd) {
-                if self.defer(key, id, peer, &cmd, started).is_err() {
+                if self.defer(key, id, peer, &cmd, started, admitted).is_err() {
                     self.metrics.parked.fetch_add(1, Ordering::Relaxed);
                     self.park(key, cmd, started);
                 }
+                if let Some(conn) = self.conns.get_mut(key) {
+                    conn.release_input();
+                }
                 return Ok(());
             } else {
+                self.shared.decoder_bytes.release(admitted);
                 let (answer, over) = self.handle(id, peer, &cmd);
                 if let (Some(limit), Some(resp)) = (over, &answer) {
                     self.over_limit(key, limit, resp.remark.as_deref().unwrap_or_default());
@@ -526,6 +550,7 @@ impl Reactor {
             return;
         }
         let mut conn = self.conns.remove(key);
+        self.shared.decoder_bytes.release(conn.take_admission());
         if conn.outbound.is_some() {
             self.outbound.remove(&conn.peer);
         } else {

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
 
+use super::conn::Admission;
 use super::deferral::PARK_LIMIT;
 use super::*;
 use crate::clock::SystemClock;
@@ -119,10 +120,10 @@ fn decoder_queue_bounded_by_bytes_takes_nothing_until_it_fits() {
     assert!(budget.try_take(600));
     let id = ConnId { reactor: 0, token: 0, gen: 1 };
     let reg = RemotingCommand::request(RequestCode::REGISTER_BROKER, 6).with_body(vec![b'{'; 500]);
-    assert!(reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).is_err());
+    assert!(reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now(), 0).is_err());
     assert_eq!((decoder_rx.len(), budget.used()), (0, 600));
     budget.release(600);
-    reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now()).unwrap();
+    reactor.defer(0, id, "127.0.0.1:1".parse().unwrap(), &reg, std::time::Instant::now(), 0).unwrap();
     assert_eq!((decoder_rx.len(), budget.used()), (1, 500));
 }
 
@@ -197,4 +198,154 @@ fn an_emptied_input_lets_go_of_a_big_frame_only() {
         conn.release_input();
         assert_eq!(cmd.body.is_unique(), released, "a body of {size} bytes");
     }
+}
+
+/// A reactor whose decoder queue holds at most `cap` bytes, taking frames of up to 16 MiB, and one connection to it.
+fn admitting_reactor(cap: usize) -> (Reactor, Arc<crate::limit::ByteBudget>, usize, std::net::TcpStream) {
+    let (writer, _writer_rx) = queue(16, 0);
+    let budget = Arc::new(crate::limit::ByteBudget::new(cap));
+    let mut reactor = reactor_with(writer, crossbeam_channel::bounded(4).0, budget.clone());
+    reactor.shared.settings.max_frame = 16 << 20;
+    let (key, peer) = connection(&mut reactor);
+    (reactor, budget, key, peer)
+}
+
+/// A frame of `body` bytes, encoded.
+fn big_frame(body: usize) -> bytes::BytesMut {
+    let req = RemotingCommand::request(RequestCode::GET_KV_CONFIG, 3).with_body(vec![b'x'; body]);
+    let mut out = bytes::BytesMut::new();
+    frame::encode(&req, &mut out);
+    out
+}
+
+/// Reads `key` until `done` holds: loopback delivers what the peer wrote without a fixed delay, but not necessarily
+/// before its write returns.
+fn read_until(reactor: &mut Reactor, key: usize, done: impl Fn(&Reactor) -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !done(reactor) {
+        assert!(std::time::Instant::now() < deadline, "not reached within 5 s");
+        reactor.on_readable(key, false);
+        std::thread::yield_now();
+    }
+}
+
+/// Decision 0027: a big frame is read past its start only once the decoder's queue has room for all of it; until
+/// then the rest waits in the kernel. Admitted, it gets a buffer of its exact size and holds its room until it is
+/// handled (here on the reactor, which gives it back).
+#[test]
+fn a_big_frame_is_read_only_once_the_decoders_queue_has_room_for_it() {
+    let cap = 4 * conn::BIG_FRAME;
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(cap);
+    let frame = big_frame(conn::BIG_FRAME + 1000);
+    let total = frame.len();
+    assert!(budget.try_take(cap), "the queue is full");
+    std::io::Write::write_all(&mut peer, &frame[..200_000]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.len() >= 4);
+    reactor.on_readable(key, false);
+    let conn = &reactor.conns[key];
+    assert!(conn.input.len() <= 64 * 1024, "only the first read's {} bytes are in", conn.input.len());
+    assert!(conn.held && reactor.held.len() == 1, "waiting for room");
+    assert_eq!((conn.admission, budget.used()), (Admission::None, cap));
+
+    budget.release(cap);
+    reactor.on_readable(key, false);
+    let conn = &reactor.conns[key];
+    assert!(matches!(conn.admission, Admission::Taken { bytes, .. } if bytes == total));
+    assert_eq!((budget.used(), conn.input.capacity()), (total, total), "its room taken, its buffer made to measure");
+    std::io::Write::write_all(&mut peer, &frame[200_000..]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.is_empty());
+    assert_eq!((reactor.conns[key].admission, budget.used()), (Admission::None, 0), "handled: its room given back");
+}
+
+/// A connection that closes in the middle of an admitted frame gives its room back.
+#[test]
+fn a_connection_closed_in_the_middle_of_an_admitted_frame_gives_its_room_back() {
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(4 * conn::BIG_FRAME);
+    let frame = big_frame(conn::BIG_FRAME + 1000);
+    std::io::Write::write_all(&mut peer, &frame[..100_000]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.len() >= 100_000);
+    assert_eq!(budget.used(), frame.len());
+    drop(peer);
+    read_until(&mut reactor, key, |r| !r.conns.contains(key));
+    assert_eq!(budget.used(), 0);
+}
+
+/// A frame that takes longer than `ADMISSION_LIMIT_MS` to arrive gives its room back and is read on without it, so
+/// a slow sender cannot keep others waiting; handled, it gives back nothing more.
+#[test]
+fn a_slow_frame_gives_its_room_back_and_is_read_on_without_it() {
+    let cap = 4 * conn::BIG_FRAME;
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(cap);
+    let frame = big_frame(conn::BIG_FRAME + 1000);
+    std::io::Write::write_all(&mut peer, &frame[..100_000]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.len() >= 100_000);
+    let Admission::Taken { bytes, at_ms } = reactor.conns[key].admission else { panic!("admitted") };
+    reactor.close_idle();
+    assert_eq!(budget.used(), bytes, "not yet: the check runs at most once a second");
+    reactor.now_ms = at_ms + conn::ADMISSION_LIMIT_MS;
+    reactor.last_idle_check_ms = at_ms - 1000;
+    reactor.close_idle();
+    assert_eq!((reactor.conns[key].admission, budget.used()), (Admission::Revoked, 0));
+
+    assert!(budget.try_take(cap), "the queue fills up again");
+    std::io::Write::write_all(&mut peer, &frame[100_000..]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.is_empty());
+    assert_eq!((reactor.conns[key].admission, budget.used()), (Admission::None, cap), "read and handled anyway");
+}
+
+/// A frame longer than `maxFrameLength` is neither admitted nor held: its prefix closes the connection, as before.
+#[test]
+fn a_frame_over_the_limit_is_refused_not_held() {
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(4 * conn::BIG_FRAME);
+    assert!(budget.try_take(1), "the queue has no room for a big frame");
+    let too_long = (16u32 << 20) + 1;
+    std::io::Write::write_all(&mut peer, &too_long.to_be_bytes()).unwrap();
+    std::io::Write::write_all(&mut peer, &[0u8; 4096]).unwrap();
+    read_until(&mut reactor, key, |r| !r.conns.contains(key));
+    assert!(reactor.held.is_empty());
+    assert_eq!(budget.used(), 1);
+}
+
+/// An admitted registration handed to the decoder keeps its body's share of the room until the decoder is done
+/// (the decoder gives back `body.len()`), and its connection lets go of the buffer at once, so that the body's
+/// memory is freed as soon as it is decoded rather than when the writer's reply comes back.
+#[test]
+fn an_admitted_registration_hands_its_room_and_its_buffer_to_the_decoder() {
+    let (writer, _writer_rx) = queue(16, 0);
+    let budget = Arc::new(crate::limit::ByteBudget::new(4 * conn::BIG_FRAME));
+    let (decoder_tx, decoder_rx) = crossbeam_channel::bounded(4);
+    let mut reactor = reactor_with(writer, decoder_tx, budget.clone());
+    reactor.shared.settings.max_frame = 16 << 20;
+    reactor.shared.settings.defer_bytes = 1;
+    let (key, mut peer) = connection(&mut reactor);
+    let body = conn::BIG_FRAME + 1000;
+    let req = RemotingCommand::request(RequestCode::REGISTER_BROKER, 4).with_body(vec![b'{'; body]);
+    let mut frame = bytes::BytesMut::new();
+    frame::encode(&req, &mut frame);
+    std::io::Write::write_all(&mut peer, &frame).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].deferred);
+    let job = decoder_rx.try_recv().expect("handed to the decoder");
+    assert_eq!(budget.used(), body, "the header's share given back, the body's kept for the decoder");
+    assert!(job.request.body.is_unique(), "the connection holds no part of the body's buffer");
+}
+
+/// Held connections are admitted first held, first served; those still without room keep their places.
+#[test]
+fn held_connections_are_admitted_in_the_order_they_were_held() {
+    let frame = big_frame(conn::BIG_FRAME + 1000);
+    let (mut reactor, budget, first, mut first_peer) = admitting_reactor(frame.len());
+    let (second, mut second_peer) = connection(&mut reactor);
+    assert!(budget.try_take(1), "no room for a big frame");
+    for (key, peer) in [(first, &mut first_peer), (second, &mut second_peer)] {
+        std::io::Write::write_all(peer, &frame[..100_000]).unwrap();
+        read_until(&mut reactor, key, |r| r.conns[key].held);
+    }
+    let gen = |k: usize, r: &Reactor| r.conns[k].gen;
+    let order = vec![(first, gen(first, &reactor)), (second, gen(second, &reactor))];
+    reactor.retry_held();
+    assert_eq!(reactor.held, order, "no room: both wait, in their order");
+    budget.release(1);
+    reactor.retry_held();
+    assert!(matches!(reactor.conns[first].admission, Admission::Taken { .. }));
+    assert_eq!((reactor.held.as_slice(), reactor.conns[second].held), (&order[1..], true), "room for one only");
 }

@@ -24,6 +24,8 @@ pub enum ReadOutcome {
     Open,
     /// The peer closed its side, or the socket failed.
     Closed,
+    /// Stopped in the middle of a big frame the decoder's byte budget has no room for yet (`Reactor::held`).
+    Held,
 }
 
 pub enum Transport {
