@@ -78,6 +78,8 @@ pub struct ReactorMetrics {
     pub busy_rejections: AtomicU64,
     /// Registrations that waited for room on the decoder's queue (`Reactor::park`).
     pub parked: AtomicU64,
+    /// Big frames whose reading stopped until the decoder's queue had room for them (`Reactor::held`).
+    pub held: AtomicU64,
     pub notifications_sent: AtomicU64,
     limit_hits: [AtomicU64; Limit::ALL.len()],
     /// Set by the reactor while draining once nothing is owed to any client.
@@ -202,6 +204,9 @@ impl Metrics {
         let parked = sum(|r| r.parked.load(Relaxed));
         let help = "Registrations that waited, unread behind them, for room on the decoder's queue.";
         metric(&mut o, "namesrv_parked_registrations_total", "counter", help, parked);
+        let held = sum(|r| r.held.load(Relaxed));
+        let help = "Big frames whose reading waited, the rest in the kernel, for room on the decoder's queue.";
+        metric(&mut o, "namesrv_held_frames_total", "counter", help, held);
         let sent = sum(|r| r.notifications_sent.load(Relaxed));
         metric(&mut o, "namesrv_notifications_total", "counter", "NOTIFY_MIN_BROKER_ID_CHANGE frames queued.", sent);
         header(&mut o, "namesrv_limit_hits_total", "counter", "Peers over a configured limit, by limit.");

@@ -8,6 +8,7 @@ use mio::net::TcpStream;
 use tracing::warn;
 
 use super::transport::{self, ReadOutcome, Transport};
+use crate::protocol::frame;
 
 pub struct Conn {
     pub stream: TcpStream,
@@ -68,6 +69,8 @@ pub enum Admission {
     /// No big frame is being read, or it is read without admission (TLS).
     #[default]
     None,
+    /// The big frame at the front of `input` found no room yet: the rest of it is not read.
+    Waiting,
     /// `bytes` are taken for the big frame being read, since `at_ms`.
     Taken { bytes: usize, at_ms: i64 },
     /// Taken for longer than `ADMISSION_LIMIT_MS` and given back (`Reactor::close_idle`): the rest of the frame is
@@ -79,12 +82,19 @@ pub enum Admission {
 /// at 10 Mbit/s.
 pub const ADMISSION_LIMIT_MS: i64 = 1000;
 
-/// What `Conn::fill` needs to admit a big frame.
-pub struct Admit<'a> {
-    pub budget: &'a crate::limit::ByteBudget,
+/// How much one `Conn::fill` may read, and what it needs to admit a big frame.
+pub struct ReadLimits<'a> {
+    /// Bytes at most, so that one flooding peer cannot monopolise the reactor.
+    pub max_bytes: usize,
+    /// A short read ends the call (see `Conn::fill`).
+    pub short_read_ends: bool,
+    /// The decoder's byte budget (`decoderQueueBytes`), where a big frame takes its room.
+    pub room: &'a crate::limit::ByteBudget,
     /// A longer frame is refused by `frame::decode` once its prefix is in: nothing is taken or reserved for it.
     pub max_frame: usize,
     pub now_ms: i64,
+    /// Counts the frames that had to wait for room, once each.
+    pub waited: &'a std::sync::atomic::AtomicU64,
 }
 
 /// A decoded frame's body shares `input`'s allocation, and after it is dropped the emptied `input` still holds all
@@ -132,19 +142,13 @@ impl Conn {
     }
 
     /// Reads until WouldBlock (mio is edge-triggered) — or a short read, if `short_read_ends` — appending plaintext
-    /// to `input`, at most `budget` bytes so one flooding peer cannot monopolise the reactor; returns the bytes read
-    /// too. Stops early (`Held`) at the start of a big frame the decoder's queue has no room for (`may_read`).
-    pub fn fill(
-        &mut self,
-        scratch: &mut [u8],
-        budget: usize,
-        short_read_ends: bool,
-        admit: &Admit,
-    ) -> (ReadOutcome, usize) {
+    /// to `input`, at most `max_bytes`; returns the bytes read too. Stops early (`Held`) at the start of a big frame
+    /// the decoder's queue has no room for (`may_read`).
+    pub fn fill(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
         if let Transport::Tls(tls) = &mut self.transport {
-            return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, budget);
+            return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, limits.max_bytes);
         }
-        let (outcome, n) = self.fill_plain(scratch, budget, short_read_ends, admit);
+        let (outcome, n) = self.fill_plain(scratch, limits);
         if let Err(reason) = self.transport.sniffed(&mut self.input) {
             warn!(peer = %self.peer, %reason, "closing the connection");
             self.input.clear();
@@ -173,48 +177,52 @@ impl Conn {
     /// cannot take one. Once admitted, the frame gets a buffer of its exact size, allocated then: growing the first
     /// read's buffer in place extends it into address space never touched, so every body would fault in fresh
     /// pages, where a new allocation reuses the memory of bodies already decoded (decision 0027).
-    fn may_read(&mut self, admit: &Admit) -> bool {
-        if self.admission != Admission::None {
+    fn may_read(&mut self, limits: &ReadLimits) -> bool {
+        if matches!(self.admission, Admission::Taken { .. } | Admission::Revoked) {
             return true;
         }
-        let Some(prefix) = self.input.first_chunk::<4>() else {
+        let Some(total) = frame::frame_len(&self.input) else {
             return true;
         };
-        let total = u32::from_be_bytes(*prefix) as usize + 4;
-        if total <= BIG_FRAME || total > admit.max_frame || self.input.len() >= total {
+        if total <= BIG_FRAME as u64 || total > limits.max_frame as u64 || self.input.len() as u64 >= total {
             return true;
         }
-        if !admit.budget.try_take(total) {
+        // `total` ≤ max_frame, so it fits in usize.
+        let total = total as usize;
+        if !limits.room.try_take(total) {
+            if self.admission == Admission::None {
+                limits.waited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.admission = Admission::Waiting;
+            }
             return false;
         }
-        self.admission = Admission::Taken { bytes: total, at_ms: admit.now_ms };
+        self.admission = Admission::Taken { bytes: total, at_ms: limits.now_ms };
         let mut whole = BytesMut::with_capacity(total);
         whole.extend_from_slice(&self.input);
         self.input = whole;
         true
     }
 
+    /// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
+    pub fn whole_frame_buffered(&self) -> bool {
+        frame::frame_len(&self.input).is_some_and(|total| self.input.len() as u64 >= total)
+    }
+
     /// The bytes taken for the frame just decoded from `input`, handed on with it (0 if none were).
     pub fn take_admission(&mut self) -> usize {
         match std::mem::take(&mut self.admission) {
             Admission::Taken { bytes, .. } => bytes,
-            Admission::None | Admission::Revoked => 0,
+            Admission::None | Admission::Waiting | Admission::Revoked => 0,
         }
     }
 
-    fn fill_plain(
-        &mut self,
-        scratch: &mut [u8],
-        budget: usize,
-        short_read_ends: bool,
-        admit: &Admit,
-    ) -> (ReadOutcome, usize) {
+    fn fill_plain(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
         let mut total = 0;
         loop {
-            if total >= budget {
+            if total >= limits.max_bytes {
                 return (ReadOutcome::Open, total);
             }
-            if !self.may_read(admit) {
+            if !self.may_read(limits) {
                 return (ReadOutcome::Held, total);
             }
             match self.stream.read(scratch) {
@@ -222,7 +230,7 @@ impl Conn {
                 Ok(n) => {
                     self.input.extend_from_slice(&scratch[..n]);
                     total += n;
-                    if short_read_ends && n < scratch.len() {
+                    if limits.short_read_ends && n < scratch.len() {
                         // A short read emptied the socket; with edge-triggered epoll, bytes (or a close) arriving
                         // later raise a new event, so the read that would only say WouldBlock is skipped: one
                         // syscall per wake-up less (tokio does the same). Not when the event already reported the

@@ -78,55 +78,44 @@ impl Reactor {
         }
     }
 
-    /// Once a second: closes idle connections (`serverChannelMaxIdleTimeSeconds`) and peers that stayed over
-    /// `maxPendingWriteBytes` for `slowReaderCloseSeconds`.
+    /// Once a second, in one pass over the connections: closes idle connections (`serverChannelMaxIdleTimeSeconds`)
+    /// and peers that stayed over `maxPendingWriteBytes` for `slowReaderCloseSeconds`, and gives back the room of
+    /// big frames that took longer than `ADMISSION_LIMIT_MS` to arrive (decision 0027).
     pub(super) fn close_idle(&mut self) {
         let now = self.now_ms;
         if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
             return;
         }
         self.last_idle_check_ms = now;
-        self.revoke_slow_admissions(now);
-        let idle_ms = self.shared.settings.idle_ms;
-        if idle_ms > 0 {
-            let idle: Vec<usize> =
-                self.conns.iter().filter(|(_, c)| now - c.last_active_ms > idle_ms).map(|(k, _)| k).collect();
-            for key in idle {
-                self.close(key, "idle");
-            }
-        }
-        let slow_ms = self.shared.settings.slow_reader_close_ms;
-        if slow_ms > 0 {
-            let slow: Vec<usize> = self
-                .conns
-                .iter()
-                .filter(|(_, c)| c.paused_since_ms.is_some_and(|t| now - t >= slow_ms))
-                .map(|(k, _)| k)
-                .collect();
-            for key in slow {
-                self.metrics.limit_hit(Limit::PendingWriteClosed);
-                if let Some(c) = self.conns.get(key) {
-                    warn!(
-                        reactor = self.id,
-                        peer = %c.peer,
-                        pending = c.output.len(),
-                        "closing a peer that left its replies unread for slowReaderCloseSeconds"
-                    );
-                }
-                self.close(key, "replies unread for slowReaderCloseSeconds");
-            }
-        }
-    }
-
-    /// Gives back the room of big frames that took longer than `ADMISSION_LIMIT_MS` to arrive (decision 0027).
-    fn revoke_slow_admissions(&mut self, now: i64) {
-        for (_, c) in self.conns.iter_mut() {
+        let (idle_ms, slow_ms) = (self.shared.settings.idle_ms, self.shared.settings.slow_reader_close_ms);
+        let (mut idle, mut slow) = (Vec::new(), Vec::new());
+        for (key, c) in self.conns.iter_mut() {
             if let Admission::Taken { bytes, at_ms } = c.admission {
                 if now - at_ms >= ADMISSION_LIMIT_MS {
                     self.shared.decoder_bytes.release(bytes);
                     c.admission = Admission::Revoked;
                 }
             }
+            if idle_ms > 0 && now - c.last_active_ms > idle_ms {
+                idle.push(key);
+            } else if slow_ms > 0 && c.paused_since_ms.is_some_and(|t| now - t >= slow_ms) {
+                slow.push(key);
+            }
+        }
+        for key in idle {
+            self.close(key, "idle");
+        }
+        for key in slow {
+            self.metrics.limit_hit(Limit::PendingWriteClosed);
+            if let Some(c) = self.conns.get(key) {
+                warn!(
+                    reactor = self.id,
+                    peer = %c.peer,
+                    pending = c.output.len(),
+                    "closing a peer that left its replies unread for slowReaderCloseSeconds"
+                );
+            }
+            self.close(key, "replies unread for slowReaderCloseSeconds");
         }
     }
 }

@@ -267,17 +267,16 @@ impl Reactor {
         }
         // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
         // stays bounded as well; the socket is read on the next turn (`again`).
-        let backlog = whole_frame_buffered(&conn.input);
-        let admit = conn::Admit {
-            budget: &self.shared.decoder_bytes,
+        let backlog = conn.whole_frame_buffered();
+        let limits = conn::ReadLimits {
+            max_bytes: READ_BUDGET,
+            short_read_ends,
+            room: &self.shared.decoder_bytes,
             max_frame: self.shared.settings.max_frame,
             now_ms: self.now_ms,
+            waited: &self.metrics.held,
         };
-        let (outcome, n) = if backlog {
-            (ReadOutcome::Open, 0)
-        } else {
-            conn.fill(&mut self.scratch, READ_BUDGET, short_read_ends, &admit)
-        };
+        let (outcome, n) = if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, &limits) };
         if matches!(outcome, ReadOutcome::Held) && !conn.held {
             // Tried again every `PARK_RETRY`: the room comes from the decoder, not from this socket.
             conn.held = true;
@@ -347,39 +346,40 @@ impl Reactor {
                 Err(e) => return Err(e),
             };
             let admitted = conn.take_admission();
-            if cmd.is_response() {
-                // We send no requests on inbound connections; Java logs and drops unmatched responses.
-                self.shared.decoder_bytes.release(admitted);
-                continue;
+            if !cmd.is_response() {
+                conn.broker |= cmd.code == RequestCode::REGISTER_BROKER;
+                conn.big_frame |= cmd.body.len() > conn::BIG_FRAME;
             }
-            if cmd.code == RequestCode::REGISTER_BROKER {
-                conn.broker = true;
-            }
-            conn.big_frame |= cmd.body.len() > conn::BIG_FRAME;
             let id = ConnId { reactor: self.id, token: key as u32, gen: conn.gen };
             let peer = conn.peer;
-            let answer = if self.shared.settings.go_away
-                && self.shared.draining.load(Ordering::Relaxed)
-                && cmd.version > GO_AWAY_AFTER_VERSION
-            {
+            let route = self.route(&cmd);
+            if route != Route::Decoder {
+                // Only a registration handed to the decoder takes its frame's room on with it (decision 0027).
                 self.shared.decoder_bytes.release(admitted);
-                Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
-            } else if self.should_defer(&cmd) {
-                if self.defer(key, id, peer, &cmd, started, admitted).is_err() {
-                    self.metrics.parked.fetch_add(1, Ordering::Relaxed);
-                    self.park(key, cmd, started);
+            }
+            let answer = match route {
+                // We send no requests on inbound connections; Java logs and drops unmatched responses.
+                Route::Drop => continue,
+                Route::GoAway => {
+                    Some(RemotingCommand::response_to(&cmd, ResponseCode::GO_AWAY, Some("please go away".into())))
                 }
-                if let Some(conn) = self.conns.get_mut(key) {
-                    conn.release_input();
+                Route::Decoder => {
+                    if self.defer(key, id, peer, &cmd, started, admitted).is_err() {
+                        self.metrics.parked.fetch_add(1, Ordering::Relaxed);
+                        self.park(key, cmd, started);
+                    }
+                    if let Some(conn) = self.conns.get_mut(key) {
+                        conn.release_input();
+                    }
+                    return Ok(());
                 }
-                return Ok(());
-            } else {
-                self.shared.decoder_bytes.release(admitted);
-                let (answer, over) = self.handle(id, peer, &cmd);
-                if let (Some(limit), Some(resp)) = (over, &answer) {
-                    self.over_limit(key, limit, resp.remark.as_deref().unwrap_or_default());
+                Route::Here => {
+                    let (answer, over) = self.handle(id, peer, &cmd);
+                    if let (Some(limit), Some(resp)) = (over, &answer) {
+                        self.over_limit(key, limit, resp.remark.as_deref().unwrap_or_default());
+                    }
+                    answer
                 }
-                answer
             };
             if answer.is_none() && !cmd.is_oneway() {
                 self.in_flight += 1;
@@ -397,6 +397,22 @@ impl Reactor {
                     }
                 }
             }
+        }
+    }
+
+    /// Where a decoded frame goes.
+    fn route(&self, cmd: &RemotingCommand) -> Route {
+        if cmd.is_response() {
+            Route::Drop
+        } else if self.shared.settings.go_away
+            && self.shared.draining.load(Ordering::Relaxed)
+            && cmd.version > GO_AWAY_AFTER_VERSION
+        {
+            Route::GoAway
+        } else if self.should_defer(cmd) {
+            Route::Decoder
+        } else {
+            Route::Here
         }
     }
 
@@ -571,12 +587,14 @@ impl Reactor {
     }
 }
 
-/// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
-fn whole_frame_buffered(input: &[u8]) -> bool {
-    match input.first_chunk::<4>() {
-        Some(prefix) => (input.len() - 4) as u64 >= u64::from(u32::from_be_bytes(*prefix)),
-        None => false,
-    }
+/// Where `decode_frames` sends a decoded frame (`Reactor::route`): a response is dropped, a request while draining
+/// with GO_AWAY on is answered so, a large registration goes to the decoder thread, the rest is handled here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Drop,
+    GoAway,
+    Decoder,
+    Here,
 }
 
 #[cfg(test)]

@@ -245,7 +245,9 @@ fn a_big_frame_is_read_only_once_the_decoders_queue_has_room_for_it() {
     let conn = &reactor.conns[key];
     assert!(conn.input.len() <= 64 * 1024, "only the first read's {} bytes are in", conn.input.len());
     assert!(conn.held && reactor.held.len() == 1, "waiting for room");
-    assert_eq!((conn.admission, budget.used()), (Admission::None, cap));
+    assert_eq!((conn.admission, budget.used()), (Admission::Waiting, cap));
+    reactor.retry_held();
+    assert_eq!(reactor.metrics.held.load(Ordering::Relaxed), 1, "a frame that waited is counted once");
 
     budget.release(cap);
     reactor.on_readable(key, false);

@@ -38,14 +38,18 @@ pub enum FrameError {
     BadBinaryHeader(String),
 }
 
+/// The length of the frame at the front of `buf`, its 4-byte length prefix included, once that prefix is in.
+pub fn frame_len(buf: &[u8]) -> Option<u64> {
+    buf.first_chunk::<4>().map(|prefix| u64::from(u32::from_be_bytes(*prefix)) + 4)
+}
+
 /// Splits one frame off the front of `buf` and decodes it. `Ok(None)`: need more bytes (nothing consumed).
 /// Checks the length prefix against `max_frame` before buffering the rest (`length + 4 > max_frame` is too long).
 pub fn decode(buf: &mut BytesMut, max_frame: usize) -> Result<Option<RemotingCommand>, FrameError> {
-    let Some(prefix) = buf.get(..4) else {
+    let Some(total) = frame_len(buf) else {
         return Ok(None);
     };
-    let length = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
-    let total = u64::from(length) + 4;
+    let length = (total - 4) as u32;
     if total > max_frame as u64 {
         return Err(FrameError::TooLong(total, max_frame));
     }
