@@ -288,7 +288,10 @@ impl Reactor {
         if n >= READ_BUDGET || backlog {
             self.again.push(key);
         }
-        if let Err(reason) = self.decode_and_handle(key) {
+        // Held, `input` starts with a big frame not yet whole: nothing to decode, and `frame::decode` would grow the
+        // held buffer to the frame's size (decision 0027).
+        let decoded = if matches!(outcome, ReadOutcome::Held) { Ok(()) } else { self.decode_and_handle(key) };
+        if let Err(reason) = decoded {
             if let Some(c) = self.conns.get(key) {
                 warn!(reactor = self.id, peer = %c.peer, %reason, "broken frame, closing the connection");
                 self.metrics.broken_frames.fetch_add(1, Ordering::Relaxed);

@@ -246,6 +246,7 @@ fn a_big_frame_is_read_only_once_the_decoders_queue_has_room_for_it() {
     assert!(conn.input.len() <= 64 * 1024, "only the first read's {} bytes are in", conn.input.len());
     assert!(conn.held && reactor.held.len() == 1, "waiting for room");
     assert_eq!((conn.admission, budget.used()), (Admission::Waiting, cap));
+    assert!(conn.input.capacity() < total, "nothing reserved for it while it waits: {}", conn.input.capacity());
     reactor.retry_held();
     assert_eq!(reactor.metrics.held.load(Ordering::Relaxed), 1, "a frame that waited is counted once");
 
