@@ -173,19 +173,30 @@ impl Conn {
         }
     }
 
-    /// Whether more may be read: false while `input` holds the start of a big frame that has no admission and
-    /// cannot take one. Once admitted, the frame gets a buffer of its exact size, allocated then: growing the first
-    /// read's buffer in place extends it into address space never touched, so every body would fault in fresh
-    /// pages, where a new allocation reuses the memory of bodies already decoded (decision 0027).
-    fn may_read(&mut self, limits: &ReadLimits) -> bool {
+    /// Whether more may be read: not while `input` ends in the start of a big frame that has no admission and
+    /// cannot take one (`Held`), nor while whole frames come before such a frame (`Decode`: once they are decoded,
+    /// it is at the front and takes its admission). Once admitted, the frame gets a buffer of its exact size,
+    /// allocated then: growing the first read's buffer in place extends it into address space never touched, so
+    /// every body would fault in fresh pages, where a new allocation reuses the memory of bodies already decoded
+    /// (decision 0027).
+    fn may_read(&mut self, limits: &ReadLimits) -> Option<ReadOutcome> {
         if matches!(self.admission, Admission::Taken { .. } | Admission::Revoked) {
-            return true;
+            return None;
         }
-        let Some(total) = frame::frame_len(&self.input) else {
-            return true;
+        // The frame `input` ends in: after the whole frames a pipelining client sent before it, if any.
+        let mut at = 0;
+        let total = loop {
+            let total = frame::frame_len(&self.input[at..])?;
+            if total > limits.max_frame as u64 || ((self.input.len() - at) as u64) < total {
+                break total;
+            }
+            at += total as usize;
         };
-        if total <= BIG_FRAME as u64 || total > limits.max_frame as u64 || self.input.len() as u64 >= total {
-            return true;
+        if total <= BIG_FRAME as u64 || total > limits.max_frame as u64 {
+            return None;
+        }
+        if at > 0 {
+            return Some(ReadOutcome::Decode);
         }
         // `total` ≤ max_frame, so it fits in usize.
         let total = total as usize;
@@ -194,13 +205,13 @@ impl Conn {
                 limits.waited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.admission = Admission::Waiting;
             }
-            return false;
+            return Some(ReadOutcome::Held);
         }
         self.admission = Admission::Taken { bytes: total, at_ms: limits.now_ms };
         let mut whole = BytesMut::with_capacity(total);
         whole.extend_from_slice(&self.input);
         self.input = whole;
-        true
+        None
     }
 
     /// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
@@ -222,8 +233,8 @@ impl Conn {
             if total >= limits.max_bytes {
                 return (ReadOutcome::Open, total);
             }
-            if !self.may_read(limits) {
-                return (ReadOutcome::Held, total);
+            if let Some(stop) = self.may_read(limits) {
+                return (stop, total);
             }
             match self.stream.read(scratch) {
                 Ok(0) => return (ReadOutcome::Closed, total),

@@ -285,7 +285,7 @@ impl Reactor {
         if n > 0 {
             conn.last_active_ms = self.now_ms;
         }
-        if n >= READ_BUDGET || backlog {
+        if n >= READ_BUDGET || backlog || matches!(outcome, ReadOutcome::Decode) {
             self.again.push(key);
         }
         // Held, `input` starts with a big frame not yet whole: nothing to decode, and `frame::decode` would grow the
@@ -300,7 +300,7 @@ impl Reactor {
             return;
         }
         match outcome {
-            ReadOutcome::Open | ReadOutcome::Held => self.flush(key),
+            ReadOutcome::Open | ReadOutcome::Held | ReadOutcome::Decode => self.flush(key),
             ReadOutcome::Closed => {
                 self.flush(key);
                 self.close(key, "peer closed");

@@ -352,3 +352,22 @@ fn held_connections_are_admitted_in_the_order_they_were_held() {
     assert!(matches!(reactor.conns[first].admission, Admission::Taken { .. }));
     assert_eq!((reactor.held.as_slice(), reactor.conns[second].held), (&order[1..], true), "room for one only");
 }
+
+/// A big frame behind whole frames in the same read (a pipelining client) is not read on without room: reading
+/// stops until those are decoded, and the big frame, then at the front, waits for its admission like any other.
+#[test]
+fn a_big_frame_behind_whole_frames_waits_for_room_too() {
+    let cap = 4 * conn::BIG_FRAME;
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(cap);
+    assert!(budget.try_take(cap), "the queue is full");
+    let mut bytes = big_frame(100);
+    let small = bytes.len();
+    bytes.extend_from_slice(&big_frame(conn::BIG_FRAME + 1000)[..200_000]);
+    std::io::Write::write_all(&mut peer, &bytes).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].held);
+    let conn = &reactor.conns[key];
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    std::io::Read::read_exact(&mut peer, &mut [0u8; 4]).expect("the whole frame before it was answered");
+    assert!(conn.input.len() <= 64 * 1024 - small, "read no further than the first read: {}", conn.input.len());
+    assert_eq!((conn.admission, budget.used()), (Admission::Waiting, cap));
+}

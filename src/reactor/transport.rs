@@ -26,6 +26,9 @@ pub enum ReadOutcome {
     Closed,
     /// Stopped in the middle of a big frame the decoder's byte budget has no room for yet (`Reactor::held`).
     Held,
+    /// Stopped at the start of a big frame behind whole frames: those are decoded first, and the socket is read
+    /// again on the same loop turn (`Reactor::again`), the big frame then at the front to take its admission.
+    Decode,
 }
 
 pub enum Transport {
