@@ -96,7 +96,9 @@ impl ReactorMetrics {
 
     /// A peer went over a limit (once per refused request, connection, or pause).
     pub fn limit_hit(&self, limit: Limit) {
-        self.limit_hits[limit as usize].fetch_add(1, Relaxed);
+        // Release, with the Acquire in `limit_hits`: what the reactor did before counting (its log line) is seen
+        // by whoever sees the count.
+        self.limit_hits[limit as usize].fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -162,7 +164,7 @@ impl Metrics {
 
     /// How often peers went over `limit`, summed over the reactors.
     pub fn limit_hits(&self, limit: Limit) -> u64 {
-        self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(Relaxed)).sum()
+        self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(std::sync::atomic::Ordering::Acquire)).sum()
     }
 
     /// Prometheus text exposition.

@@ -12,7 +12,6 @@ use crate::limit::Limit;
 impl Reactor {
     /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.
     pub(super) fn refuse_connection(&mut self, peer: std::net::SocketAddr) {
-        self.metrics.limit_hit(Limit::Connections);
         self.refused_since_log += 1;
         let now = self.now_ms;
         let due = match self.last_refusal_log_ms {
@@ -30,11 +29,12 @@ impl Reactor {
             self.refused_since_log = 0;
             self.last_refusal_log_ms = Some(now);
         }
+        self.metrics.limit_hit(Limit::Connections);
     }
 
-    /// A request refused for `limit`: counted every time, logged once per connection.
+    /// A request refused for `limit`: counted every time, logged once per connection. Here and below the line is
+    /// written before the count, so that whoever sees the count (a test, an alert) finds the line too.
     pub(super) fn over_limit(&mut self, key: usize, limit: Limit, remark: &str) {
-        self.metrics.limit_hit(limit);
         if let Some(conn) = self.conns.get_mut(key) {
             if conn.first_time_over(limit) {
                 warn!(
@@ -46,6 +46,7 @@ impl Reactor {
                 );
             }
         }
+        self.metrics.limit_hit(limit);
     }
 
     /// `maxPendingWriteBytes`: notes when a peer's unread replies go over the limit (it is not read from while
@@ -58,7 +59,6 @@ impl Reactor {
         match (over, conn.paused_since_ms) {
             (true, None) => {
                 conn.paused_since_ms = Some(self.now_ms);
-                self.metrics.limit_hit(Limit::PendingWritePaused);
                 if conn.first_time_over(Limit::PendingWritePaused) {
                     warn!(
                         reactor = self.id,
@@ -68,6 +68,7 @@ impl Reactor {
                         "peer does not read its replies: not reading its requests until it does (logged once)"
                     );
                 }
+                self.metrics.limit_hit(Limit::PendingWritePaused);
             }
             (false, paused) if paused.is_some() || conn.stalled => {
                 conn.paused_since_ms = None;
@@ -106,7 +107,6 @@ impl Reactor {
             self.close(key, "idle");
         }
         for key in slow {
-            self.metrics.limit_hit(Limit::PendingWriteClosed);
             if let Some(c) = self.conns.get(key) {
                 warn!(
                     reactor = self.id,
@@ -115,6 +115,7 @@ impl Reactor {
                     "closing a peer that left its replies unread for slowReaderCloseSeconds"
                 );
             }
+            self.metrics.limit_hit(Limit::PendingWriteClosed);
             self.close(key, "replies unread for slowReaderCloseSeconds");
         }
     }
