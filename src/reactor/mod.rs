@@ -6,6 +6,7 @@
 //! Owns: sockets and their buffers. Must never: mutate routing state, block (the writer channel is `try_send`;
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
 
+mod accept;
 pub mod conn;
 mod deferral;
 mod limits;
@@ -191,61 +192,6 @@ impl Reactor {
 
     fn conn_id(&self, key: usize, gen: u32) -> ConnId {
         ConnId { reactor: self.id, token: key as u32, gen }
-    }
-
-    fn accept_all(&mut self) {
-        loop {
-            match self.listener.accept() {
-                Ok((stream, peer)) => {
-                    let open = self.shared.open_connections.fetch_add(1, Ordering::AcqRel);
-                    if self.shared.settings.max_connections > 0 && open >= self.shared.settings.max_connections {
-                        // Accept and close at once (dropping the stream): better than leaving it in the backlog.
-                        self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
-                        self.refuse_connection(peer);
-                        continue;
-                    }
-                    let _ = stream.set_nodelay(true);
-                    let n = self.shared.peers.len().max(1);
-                    let target = self.shared.next_reactor.fetch_add(1, Ordering::Relaxed) % n;
-                    if target != self.id as usize {
-                        let link = &self.shared.peers[target];
-                        if link.inbox.send(Completion::Adopt { stream, peer }).is_ok() {
-                            let _ = link.waker.wake();
-                        } else {
-                            self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
-                        }
-                        continue;
-                    }
-                    self.adopt(stream, peer);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // EMFILE and friends: log and retry on the next readiness event rather than spin.
-                    warn!(reactor = self.id, error = %e, "accept failed");
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Takes ownership of an accepted connection (already counted in `open_connections`); returns its key.
-    fn adopt(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) -> Option<usize> {
-        let entry = self.conns.vacant_entry();
-        let key = entry.key();
-        if let Err(e) = self.poll.registry().register(&mut stream, Token(key), Interest::READABLE) {
-            warn!(reactor = self.id, %peer, error = %e, "cannot register connection");
-            self.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
-            return None;
-        }
-        self.next_gen = self.next_gen.wrapping_add(1);
-        let mut conn = Conn::new(stream, peer, self.next_gen, self.now_ms);
-        conn.transport = transport::Transport::Sniff(self.shared.tls.clone());
-        entry.insert(conn);
-        self.metrics.connections_open.fetch_add(1, Ordering::Relaxed);
-        self.metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
-        debug!(reactor = self.id, %peer, key, "connection accepted");
-        Some(key)
     }
 
     /// Reads what the peer sent and handles it; `short_read_ends` lets a short read end the read (see `Conn::fill`):
