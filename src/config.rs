@@ -44,7 +44,7 @@ macro_rules! numeric_value {
         }
     )*};
 }
-numeric_value!(i32, i64, u16, usize);
+numeric_value!(i32, i64, u16, u64, usize);
 
 impl ConfigValue for crate::allow_list::AllowList {
     /// A bad entry makes the value unparsable; `Config::from_file` turns that into a start-up error.
@@ -63,6 +63,15 @@ impl<T: ConfigValue> ConfigValue for Option<T> {
     fn show(&self) -> String {
         self.as_ref().map(T::show).unwrap_or_default()
     }
+}
+
+/// Whether a key names a secret: a password, a secret or access key, credentials, a token or a private key. Such
+/// a value is never served, on either port (GET_NAMESRV_CONFIG, `/api/config`); only `-p`, on the operator's own
+/// terminal, prints it. By name rather than by a list, so that keys of the `-c` file nobody told us about (a
+/// broker's `innerClientAuthenticationCredentials`, say) are covered too.
+pub fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "secret", "credential", "accesskey", "token", "privatekey"].iter().any(|w| k.contains(w))
 }
 
 /// A key that is not in the table.
@@ -210,9 +219,18 @@ config_table! {
     // the name servers to hand out, ';'-separated; empty = off.
     Ours Start nsaddr_list: String = String::new(), "nsaddrList";
     // The change feed (`/events` on httpAddress): how many events are kept for resuming streams (0 = off), and
-    // how many streams may be open at once (each is a thread).
+    // how many streams may be open at once (more get 503).
     Ours Start event_feed_size: usize = 4096, "eventFeedSize";
     Ours Start event_feed_streams: usize = 16, "eventFeedStreams";
+    // The HTTP endpoint's protections (http::Limits, docs/operations.md): connections at once, request head and
+    // body sizes, the time to deliver a head (also the idle keep-alive time) and to take a reply, and whether
+    // /metrics needs an account under aclEnable.
+    Ours Start http_max_connections: usize = 256, "httpMaxConnections";
+    Ours Start http_max_header_bytes: usize = 16 * 1024, "httpMaxHeaderBytes";
+    Ours Start http_max_body_bytes: usize = 4096, "httpMaxBodyBytes";
+    Ours Start http_header_timeout_seconds: u64 = 10, "httpHeaderTimeoutSeconds";
+    Ours Start http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
+    Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at

@@ -2,15 +2,18 @@
 //! HTTP endpoint streams as Server-Sent Events (`/events`, docs/operations.md).
 //!
 //! The writer appends once per batch, after the publish (so an event never names a route readers cannot see yet),
-//! under a lock held for O(events appended). Readers copy out `Arc`s under the same lock and render and write on
-//! their own threads: a slow or stuck consumer never slows the writer. What it costs a consumer to fall behind is
+//! under a lock held for O(events appended), then wakes the waiting readers. Readers are tasks of the HTTP runtime:
+//! they copy out `Arc`s under the same lock and render and write on their own: a slow or stuck consumer never slows
+//! the writer. What it costs a consumer to fall behind is
 //! its place: once the ring has moved past events it has not read, it is told so and dropped (`Read::Behind`).
 //!
 //! Must never: block the writer on a reader, or hold the lock while rendering or writing to a socket.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 pub use crate::model::NameSample;
 
@@ -89,7 +92,9 @@ pub struct Feed {
     /// When this process started: a resume id from another process (another `boot_ms`) is not ours.
     pub boot_ms: i64,
     ring: Mutex<Ring>,
-    grew: Condvar,
+    /// Woken after every append that added events, and at close. A tokio `Notify` rather than a condvar: the
+    /// readers are async tasks, and a waiting task must not hold a thread.
+    grew: Notify,
 }
 
 #[derive(Default)]
@@ -102,7 +107,7 @@ struct Ring {
 
 impl Feed {
     pub fn new(capacity: usize, boot_ms: i64) -> Feed {
-        Feed { capacity, boot_ms, ring: Mutex::new(Ring::default()), grew: Condvar::new() }
+        Feed { capacity, boot_ms, ring: Mutex::new(Ring::default()), grew: Notify::new() }
     }
 
     pub fn is_on(&self) -> bool {
@@ -127,7 +132,7 @@ impl Feed {
         let grew = ring.head != before;
         drop(ring);
         if grew {
-            self.grew.notify_all();
+            self.grew.notify_waiters();
         }
     }
 
@@ -137,15 +142,23 @@ impl Feed {
     }
 
     /// The events after `after` (at most `max`), waiting up to `wait` for one if there are none yet.
-    pub fn read(&self, after: u64, max: usize, wait: Duration) -> Read {
-        let mut ring = self.lock();
-        if !ring.closed && ring.head <= after {
-            ring = self
-                .grew
-                .wait_timeout_while(ring, wait, |r| !r.closed && r.head <= after)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+    pub async fn next(&self, after: u64, max: usize, wait: Duration) -> Read {
+        // Registered before the ring is looked at: an append between the look and the wait still wakes us.
+        let woken = self.grew.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        match self.read(after, max) {
+            Read::Events(e) if e.is_empty() => {
+                let _ = tokio::time::timeout(wait, woken).await;
+                self.read(after, max)
+            }
+            other => other,
         }
+    }
+
+    /// The events after `after` (at most `max`), without waiting.
+    pub fn read(&self, after: u64, max: usize) -> Read {
+        let ring = self.lock();
         let oldest = ring.events.front().map_or(ring.head + 1, |e| e.seq);
         let start = after.max(oldest - 1);
         let events: Vec<Arc<Event>> =
@@ -171,7 +184,7 @@ impl Feed {
     /// Ends every stream (shutdown).
     pub fn close(&self) {
         self.lock().closed = true;
-        self.grew.notify_all();
+        self.grew.notify_waiters();
     }
 
     fn lock(&self) -> MutexGuard<'_, Ring> {
@@ -199,10 +212,10 @@ mod tests {
     fn readers_get_what_follows_their_position_in_order() {
         let f = Feed::new(8, 1);
         f.append(10, [kv("a"), kv("b"), kv("c")]);
-        assert_eq!(seqs(&f.read(0, 100, Duration::ZERO)), [1, 2, 3]);
-        assert_eq!(seqs(&f.read(1, 100, Duration::ZERO)), [2, 3]);
-        assert_eq!(seqs(&f.read(1, 1, Duration::ZERO)), [2]);
-        assert_eq!(f.read(3, 100, Duration::ZERO), Read::Events(vec![]));
+        assert_eq!(seqs(&f.read(0, 100)), [1, 2, 3]);
+        assert_eq!(seqs(&f.read(1, 100)), [2, 3]);
+        assert_eq!(seqs(&f.read(1, 1)), [2]);
+        assert_eq!(f.read(3, 100), Read::Events(vec![]));
         assert_eq!(f.replay_from(2), 1);
         assert_eq!(f.replay_from(100), 0);
     }
@@ -212,33 +225,48 @@ mod tests {
         let f = Feed::new(3, 1);
         f.append(10, (0..5).map(|i| kv(&i.to_string())));
         // Holds 3, 4, 5.
-        assert_eq!(seqs(&f.read(2, 100, Duration::ZERO)), [3, 4, 5]);
-        assert!(matches!(f.read(2, 100, Duration::ZERO), Read::Events(_)));
-        match f.read(0, 100, Duration::ZERO) {
+        assert_eq!(seqs(&f.read(2, 100)), [3, 4, 5]);
+        assert!(matches!(f.read(2, 100), Read::Events(_)));
+        match f.read(0, 100) {
             Read::Behind { missed, events } => {
                 assert_eq!(missed, 2);
                 assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4, 5]);
             }
             other => panic!("expected Behind, got {other:?}"),
         }
-        assert_eq!(seqs(&f.read(1, 100, Duration::ZERO)), [3, 4, 5]);
+        assert_eq!(seqs(&f.read(1, 100)), [3, 4, 5]);
         assert_eq!(f.replay_from(100), 2);
         // A position beyond the head (another process's id): nothing missed that we know of.
-        assert_eq!(f.read(99, 100, Duration::ZERO), Read::Events(vec![]));
+        assert_eq!(f.read(99, 100), Read::Events(vec![]));
+    }
+
+    /// Polls `fut` once, so that it is registered as waiting when the caller goes on; it must not be done yet.
+    async fn start_waiting(fut: &mut std::pin::Pin<Box<impl std::future::Future<Output = Read>>>) {
+        tokio::select! {
+            biased;
+            r = fut.as_mut() => panic!("the reader did not wait: {r:?}"),
+            _ = std::future::ready(()) => {}
+        }
     }
 
     #[test]
     fn a_waiting_reader_wakes_on_append_and_on_close() {
-        let f = Arc::new(Feed::new(4, 1));
-        let w = f.clone();
-        let t = std::thread::spawn(move || w.read(0, 10, Duration::from_secs(60)));
-        // The reader may or may not be waiting yet; either way it must see the event, not time out.
-        f.append(1, [kv("x")]);
-        assert_eq!(seqs(&t.join().unwrap()), [1]);
-        let w = f.clone();
-        let t = std::thread::spawn(move || w.read(1, 10, Duration::from_secs(60)));
-        f.close();
-        assert_eq!(t.join().unwrap(), Read::Closed);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        rt.block_on(async {
+            let f = Feed::new(4, 1);
+            // The reader is known to be waiting (polled once, pending) before the append: only the wake-up can
+            // end its wait before the 60 s are up, and the 5 s bound below fails the test if it does not come.
+            let mut reader = Box::pin(f.next(0, 10, Duration::from_secs(60)));
+            start_waiting(&mut reader).await;
+            f.append(1, [kv("x")]);
+            let got = tokio::time::timeout(Duration::from_secs(5), reader).await.expect("woken by the append");
+            assert_eq!(seqs(&got), [1]);
+            let mut reader = Box::pin(f.next(1, 10, Duration::from_secs(60)));
+            start_waiting(&mut reader).await;
+            f.close();
+            let got = tokio::time::timeout(Duration::from_secs(5), reader).await.expect("woken by the close");
+            assert_eq!(got, Read::Closed);
+        });
     }
 
     #[test]
@@ -246,6 +274,6 @@ mod tests {
         let f = Feed::new(0, 1);
         f.append(1, [kv("x")]);
         assert_eq!(f.head(), 0);
-        assert_eq!(f.read(0, 10, Duration::ZERO), Read::Events(vec![]));
+        assert_eq!(f.read(0, 10), Read::Events(vec![]));
     }
 }

@@ -12,9 +12,11 @@ use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
 mod controller;
+mod http;
 mod process;
 
 pub use controller::ControllerMetrics;
+pub use http::{HttpMetrics, HttpRefusal};
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
 use crate::protocol::code::REQUEST_NAMES as CODES;
@@ -155,6 +157,7 @@ pub struct Metrics {
     pub writer: Arc<WriterMetrics>,
     pub acl: Arc<AclMetrics>,
     pub controller: Arc<ControllerMetrics>,
+    pub http: Arc<HttpMetrics>,
 }
 
 impl Metrics {
@@ -287,6 +290,7 @@ impl Metrics {
             w.kv_write_failures.load(Relaxed),
         );
         controller::render(&mut o, &self.controller);
+        http::render(&mut o, &self.http);
         process::render(&mut o);
         o
     }

@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::controller_node::{self, ControllerHandle, ControllerStartError, Settings as ControllerSettings};
 use crate::decoder::Decoder;
 use crate::feed::Feed;
-use crate::http::{self, HttpContext};
+use crate::http::{HttpContext, HttpServer, Limits as HttpLimits};
 use crate::metrics::Metrics;
 use crate::persist::{self, LoadError};
 use crate::reactor::{Reactor, Settings, Shared};
@@ -43,8 +43,8 @@ pub enum StartError {
     Kv(#[from] LoadError),
     #[error("cannot start a thread: {0}")]
     Thread(std::io::Error),
-    #[error("cannot serve HTTP on {addr}: {reason}")]
-    Http { addr: String, reason: String },
+    #[error("cannot serve HTTP on {addr} (httpAddress): {source}")]
+    Http { addr: String, source: std::io::Error },
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("{0}")]
@@ -65,7 +65,8 @@ pub struct ServerHandle {
     stop_acl: Option<Sender<()>>,
     wakers: Vec<Arc<mio::Waker>>,
     threads: Vec<JoinHandle<()>>,
-    http: Option<Arc<tiny_http::Server>>,
+    /// `httpAddress`: the endpoint, stopped with the rest.
+    http: Option<HttpServer>,
     /// Closed at stop: ends the `/events` streams.
     feed: Arc<Feed>,
     metrics: Metrics,
@@ -90,7 +91,7 @@ impl ServerHandle {
 
     /// The HTTP endpoint's address, when `httpAddress` is set.
     pub fn http_addr(&self) -> Option<SocketAddr> {
-        self.http.as_ref().and_then(|h| h.server_addr().to_ip())
+        self.http.as_ref().map(HttpServer::local_addr)
     }
 
     /// The controller port, when `enableControllerInNamesrv` started one.
@@ -141,10 +142,10 @@ impl ServerHandle {
         }
         let _ = self.stop_writer.send(());
         self.stop_acl.take();
-        if let Some(h) = &self.http {
-            h.unblock();
-        }
         self.feed.close();
+        if let Some(h) = &mut self.http {
+            h.stop();
+        }
         if let Some(controller) = self.controller.take() {
             controller.shutdown();
         }
@@ -181,11 +182,9 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let listeners = bind_listeners(&config, reactors)?;
     let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
     let metrics = Metrics::new(reactors);
-    let http = match config.http_address.trim() {
+    let http_listener = match config.http_address.trim() {
         "" => None,
-        addr => Some(Arc::new(
-            tiny_http::Server::http(addr).map_err(|e| StartError::Http { addr: addr.into(), reason: e.to_string() })?,
-        )),
+        addr => Some(HttpServer::bind(addr).map_err(|source| StartError::Http { addr: addr.into(), source })?),
     };
     let (acl, reloader) = load_acl(&config, &metrics)?;
     let controller = match config.enable_controller_in_namesrv {
@@ -238,7 +237,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         draining: draining.clone(),
         peers: Arc::new(links.clone()),
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        tls,
+        tls: tls.clone(),
         acl: acl.clone(),
         settings: Settings::from_config(&config, started_ms),
     };
@@ -260,10 +259,10 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         reactors: links.clone(),
         clock: clock.clone(),
         started_ms,
-        acl,
+        acl: acl.clone(),
     };
     // The feed is kept only where somebody can read it.
-    let feed_size = if http.is_some() { config.event_feed_size } else { 0 };
+    let feed_size = if http_listener.is_some() { config.event_feed_size } else { 0 };
     let feed = Arc::new(Feed::new(feed_size, started_ms));
     let writer = Writer::new(kv, config.clone(), cell.clone(), links.clone(), clock.clone(), metrics.writer.clone())
         .with_queue_bytes(writer_queue.bytes.clone())
@@ -277,22 +276,25 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     threads.push(start_writer(writer, &config, inputs)?);
     threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
     let pinned = start_reactors(built, config.pin_threads, &mut threads)?;
-    if let Some(server) = &http {
-        let ctx = HttpContext {
-            cell: cell.clone(),
-            metrics: metrics.clone(),
-            writer: writer_queue.tx.clone(),
-            clock,
-            started_ms,
-            draining: draining.clone(),
-            feed: feed.clone(),
-            live: live_tx,
-            streams: Default::default(),
-            streams_max: config.event_feed_streams,
-        };
-        let server = server.clone();
-        threads.push(critical("namesrv-http".into(), move || http::serve(server, ctx))?);
-    }
+    let http = match http_listener {
+        Some(listener) => {
+            let ctx = HttpContext {
+                cell: cell.clone(),
+                metrics: metrics.clone(),
+                writer: writer_queue.tx.clone(),
+                clock,
+                started_ms,
+                draining: draining.clone(),
+                feed: feed.clone(),
+                live: live_tx,
+                acl,
+                tls,
+                limits: HttpLimits::from_config(&config),
+            };
+            Some(HttpServer::start(listener, ctx).map_err(StartError::Thread)?)
+        }
+        None => None,
+    };
     let stop_acl = match reloader {
         Some(reloader) => {
             let (tx, rx) = bounded::<()>(1);

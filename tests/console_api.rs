@@ -88,7 +88,9 @@ fn brokers_with_liveness_topics_kv_and_config() {
     let value =
         |k: &str| v["entries"].as_array().unwrap().iter().find(|e| e["key"] == k).map(|e| e["value"].clone()).expect(k);
     assert_eq!(value("listenPort"), "0");
-    assert_eq!(value("tls.server.keyPassword"), "******");
+    // A secret is not served at all, only named.
+    assert!(v["entries"].as_array().unwrap().iter().all(|e| e["key"] != "tls.server.keyPassword"));
+    assert!(v["hidden"].as_array().unwrap().contains(&serde_json::json!("tls.server.keyPassword")));
     assert!(!v.to_string().contains("hunter2"));
 
     let v = get_json(http, "/api/overview");
@@ -103,19 +105,73 @@ fn brokers_with_liveness_topics_kv_and_config() {
 }
 
 #[test]
-fn with_acl_on_kv_values_stay_hidden() {
+fn with_acl_on_the_data_needs_an_account_and_probes_stay_open() {
     let dir = tempfile::tempdir().unwrap();
     let acl = dir.path().join("plain_acl.yml");
-    std::fs::write(&acl, "accounts:\n  - accessKey: operator\n    secretKey: 12345678\n    admin: true\n").unwrap();
+    std::fs::write(&acl, "accounts:\n  - accessKey: operator\n    secretKey: 12345678\n    admin: false\n").unwrap();
     let kv = dir.path().join("kvConfig.json");
     std::fs::write(&kv, r#"{"configTable":{"NS":{"k":"secret value"}}}"#).unwrap();
     let srv = start(|c| {
         c.acl_enable = true;
         c.acl_file = acl.display().to_string();
         c.kv_config_path = kv.display().to_string();
+        c.extra.insert("secretKey".into(), "do-not-serve".into());
     });
-    let v = get_json(srv.http_addr().unwrap(), "/api/kv");
-    assert_eq!(v["valuesHidden"], true);
-    assert_eq!(v["namespaces"][0]["entries"][0], serde_json::json!({"key": "k"}));
-    assert!(!v.to_string().contains("secret value"));
+    let http = srv.http_addr().unwrap();
+    for path in [
+        "/",
+        "/api/kv",
+        "/api/config",
+        "/api/overview",
+        "/api/topics",
+        "/api/brokers",
+        "/events",
+        "/routes/T",
+        "/cluster",
+        "/nope",
+    ] {
+        let (status, head, body) = get(http, path);
+        assert_eq!(status, 401, "{path} without credentials: {body}");
+        assert!(head.contains("Www-Authenticate: Basic realm=\"namesrv\""), "{path}: {head}");
+        assert!(!body.contains("secret value"), "{path}");
+        let (status, _, _) = support::observe::http_response_as(http, path, "operator", "1234567").unwrap();
+        assert_eq!(status, 401, "{path} with a wrong secret");
+        let (status, _, _) = support::observe::http_response_as(http, path, "nobody", "12345678").unwrap();
+        assert_eq!(status, 401, "{path} as an unknown account");
+    }
+    // Probes and the address list stay open; /metrics too unless httpMetricsAuth.
+    for path in ["/health", "/ready", "/metrics"] {
+        assert_eq!(get(http, path).0, 200, "{path}");
+    }
+    // An account (a reader is enough: nothing here writes) sees the data, secrets still left out.
+    let as_operator = |path: &str| {
+        let (status, _, body) = support::observe::http_response_as(http, path, "operator", "12345678").unwrap();
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    assert_eq!(
+        as_operator("/api/kv")["namespaces"][0]["entries"][0],
+        serde_json::json!({"key": "k", "value": "secret value"})
+    );
+    let config = as_operator("/api/config").to_string();
+    assert!(!config.contains("do-not-serve") && config.contains("\"hidden\":[\"secretKey\""), "{config}");
+    let metrics = get(http, "/metrics").2;
+    assert!(metrics.contains("namesrv_http_refused_total{reason=\"no_credentials\"} 10"), "{metrics}");
+    assert!(metrics.contains("namesrv_http_refused_total{reason=\"bad_credentials\"} 20"), "{metrics}");
+}
+
+#[test]
+fn metrics_need_an_account_when_the_operator_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = dir.path().join("plain_acl.yml");
+    std::fs::write(&acl, "accounts:\n  - accessKey: operator\n    secretKey: 12345678\n").unwrap();
+    let srv = start(|c| {
+        c.acl_enable = true;
+        c.acl_file = acl.display().to_string();
+        c.http_metrics_auth = true;
+    });
+    let http = srv.http_addr().unwrap();
+    assert_eq!(get(http, "/metrics").0, 401);
+    assert_eq!(support::observe::http_response_as(http, "/metrics", "operator", "12345678").unwrap().0, 200);
+    assert_eq!(get(http, "/health").0, 200);
 }

@@ -27,7 +27,10 @@ pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// 319.
 pub fn get_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
-    let text = props::write(&ctx.snapshot.config.java_entries());
+    // Java's answer less any secret the `-c` file holds (docs/security.md): nobody reads a secret off the wire.
+    let mut entries = ctx.snapshot.config.java_entries();
+    entries.retain(|(k, _)| !crate::config::is_secret_key(k));
+    let text = props::write(&entries);
     Action::Reply(success(req).with_body(text.into_bytes()))
 }
 

@@ -3,25 +3,16 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::HttpContext;
 use crate::state::Snapshot;
-use crate::writer::command::{LiveQuery, LiveRow};
+use crate::writer::command::LiveRow;
 
 /// Most topics `/api/topics` lists unless asked for fewer.
 const TOPICS_DEFAULT_LIMIT: usize = 200;
 const TOPICS_MAX_LIMIT: usize = 5000;
-/// How long the console waits for the writer: it answers between batches, so this only runs out when the writer
-/// is stuck or the machine is overloaded.
-const LIVE_WAIT: Duration = Duration::from_secs(2);
-
-/// Config keys whose values the console never shows.
-fn is_secret(key: &str) -> bool {
-    key.to_ascii_lowercase().contains("password")
-}
 
 pub fn overview(ctx: &HttpContext, snap: &Snapshot) -> Value {
     let reason = ctx.not_ready_reason(snap);
@@ -42,11 +33,8 @@ pub fn overview(ctx: &HttpContext, snap: &Snapshot) -> Value {
     v
 }
 
-/// Clusters → broker groups → members, with each member's liveness. `Err` when the writer did not answer in time.
-pub fn brokers(ctx: &HttpContext, snap: &Snapshot) -> Result<Value, &'static str> {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    ctx.live.try_send(LiveQuery { reply: tx }).map_err(|_| "the writer has too many questions queued")?;
-    let rows = rx.recv_timeout(LIVE_WAIT).map_err(|_| "the writer did not answer in time")?;
+/// Clusters → broker groups → members, with each member's liveness (`rows`, the writer's live table).
+pub fn brokers(ctx: &HttpContext, snap: &Snapshot, rows: &[LiveRow]) -> Value {
     let live: HashMap<(&str, &str), &LiveRow> = rows.iter().map(|r| ((&*r.cluster, &*r.addr), r)).collect();
     let info = snap.routes.cluster_info();
     let now = ctx.clock.now_ms();
@@ -83,7 +71,7 @@ pub fn brokers(ctx: &HttpContext, snap: &Snapshot) -> Result<Value, &'static str
             json!({ "name": &**cluster, "brokers": members })
         })
         .collect();
-    Ok(json!({ "nowMs": now, "clusters": clusters }))
+    json!({ "nowMs": now, "clusters": clusters })
 }
 
 /// Topic names containing `q` (case-insensitive), sorted, at most `limit`.
@@ -106,48 +94,36 @@ pub fn topics(snap: &Snapshot, query: &str) -> Value {
     json!({ "total": snap.routes.topic_count(), "matched": matched, "topics": names })
 }
 
-/// KV namespaces. With `aclEnable` the remoting port answers KV reads only to accounts, so the console shows keys
-/// without values.
+/// KV namespaces with their entries. With `aclEnable` only accounts get here (`auth`), as only accounts may read
+/// KV on the remoting port.
 pub fn kv(snap: &Snapshot) -> Value {
-    let hide = snap.config.acl_enable;
     let namespaces: Vec<Value> = snap
         .kv
         .to_map()
         .into_iter()
         .map(|(ns, table)| {
-            let entries: Vec<Value> = table
-                .into_iter()
-                .map(|(k, v)| if hide { json!({ "key": k }) } else { json!({ "key": k, "value": v }) })
-                .collect();
+            let entries: Vec<Value> = table.into_iter().map(|(k, v)| json!({ "key": k, "value": v })).collect();
             json!({ "namespace": ns, "entries": entries })
         })
         .collect();
-    let mut v = json!({ "namespaces": namespaces });
-    if hide {
-        v["valuesHidden"] = json!(true);
-    }
-    v
+    json!({ "namespaces": namespaces })
 }
 
-/// Every key with its value (`-p`'s list), secrets masked.
+/// Every key with its value (`-p`'s list) except secrets, which are not served at all; `hidden` names them, so
+/// the operator sees that they are set.
 pub fn config(snap: &Snapshot) -> Value {
-    let entries: Vec<Value> = snap
-        .config
-        .all_entries()
-        .into_iter()
-        .map(|(k, v)| {
-            let v = if is_secret(&k) && !v.is_empty() { "******".to_string() } else { v };
-            json!({ "key": k, "value": v })
-        })
-        .collect();
-    json!({ "entries": entries })
+    let (hidden, shown): (Vec<_>, Vec<_>) =
+        snap.config.all_entries().into_iter().partition(|(k, _)| crate::config::is_secret_key(k));
+    let entries: Vec<Value> = shown.into_iter().map(|(k, v)| json!({ "key": k, "value": v })).collect();
+    let hidden: Vec<String> = hidden.into_iter().map(|(k, _)| k).collect();
+    json!({ "entries": entries, "hidden": hidden })
 }
 
 /// `name`'s value in a query string, percent-decoded (`+` is a space, as forms send it).
 pub fn param(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then(|| super::percent_decode(&v.replace('+', " ")))
+        (k == name).then(|| super::routes::percent_decode(&v.replace('+', " ")))
     })
 }
 
@@ -164,8 +140,24 @@ mod tests {
     }
 
     #[test]
-    fn passwords_are_secret() {
-        assert!(is_secret("tls.server.keyPassword"));
-        assert!(!is_secret("listenPort"));
+    fn secrets_are_not_served() {
+        use crate::config::is_secret_key;
+        for k in
+            ["tls.server.keyPassword", "secretKey", "accessKey", "innerClientAuthenticationCredentials", "authToken"]
+        {
+            assert!(is_secret_key(k), "{k}");
+        }
+        assert!(!is_secret_key("listenPort") && !is_secret_key("aclEnable"));
+        let mut config = crate::config::Config::default();
+        config.extra.insert("secretKey".into(), "s3cret".into());
+        config.extra.insert("productEnvNote".into(), "visible".into());
+        let snap = crate::writer::Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config));
+        let text = config_json(&snap);
+        assert!(!text.contains("s3cret") && text.contains("visible"), "{text}");
+        assert!(text.contains("\"hidden\":[\"secretKey\",\"tls.server.keyPassword\"]"), "{text}");
+    }
+
+    fn config_json(snap: &Snapshot) -> String {
+        config(snap).to_string()
     }
 }

@@ -1,4 +1,4 @@
-//! `/events`: the change feed as Server-Sent Events, one thread per stream (at most `eventFeedStreams`).
+//! `/events`: the change feed as Server-Sent Events, one task per stream (at most `eventFeedStreams`).
 //!
 //! Each event is `id: <bootMs>-<seq>`, `event: <type>`, `data: <one-line JSON>`. A stream starts after the
 //! `Last-Event-ID` it was given (EventSource sends it when it reconnects), or with the last `?replay=N` events, or
@@ -8,53 +8,103 @@
 //! `bootMs`) counts as lost too. A comment line every `KEEPALIVE` finds dead peers and keeps proxies from timing
 //! the stream out.
 
-use std::io::Write;
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
 use serde_json::{json, Map, Value};
-use tiny_http::Request;
+use tokio::sync::mpsc;
 
 use crate::feed::{Change, Event, Feed, NameSample, Read};
 
 const KEEPALIVE: Duration = Duration::from_secs(15);
 /// Events written per wake-up before the position is checked again.
 const BATCH: usize = 256;
-/// The response head, written by hand: tiny_http's responses end, this one streams. HTTP/1.1 streams are chunked,
-/// so that ending one (feed closed, stream dropped) is a clean end of the response that EventSource reconnects
-/// after, while tiny_http keeps the connection; an HTTP/1.0 stream ends with the connection.
-const HEAD: &str = "200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n";
 
-/// Hands the request to a stream thread of its own, or answers 503 when `max` streams are open.
-pub fn start(req: Request, feed: Arc<Feed>, open: Arc<AtomicUsize>, max: usize, query: &str) {
+/// What `/events` answers: the stream, or why there is none.
+pub enum Opened {
+    Stream(EventBody),
+    /// The feed is off (`eventFeedSize=0`): 404.
+    Off,
+    /// `eventFeedStreams` streams are open: 503, at once.
+    Full {
+        max: usize,
+    },
+}
+
+/// Opens a stream for a request with these `Last-Event-ID` and query: a task of its own fills it, holding one of
+/// the `max` slots until the stream ends — the feed closes, the stream falls behind, or the client goes away (the
+/// connection drops the body, the task sees its channel closed and ends at once, whatever it was waiting for).
+pub fn open(feed: &Arc<Feed>, open: &Arc<AtomicUsize>, max: usize, last_event_id: Option<&str>, query: &str) -> Opened {
     if !feed.is_on() {
-        let _ = req.respond(super::text(404, "the change feed is off (eventFeedSize=0)\n".into(), "text/plain"));
-        return;
+        return Opened::Off;
     }
     if open.fetch_add(1, Ordering::AcqRel) >= max {
         open.fetch_sub(1, Ordering::AcqRel);
-        let _ = req.respond(super::text(
-            503,
-            format!("too many event streams open (eventFeedStreams={max})\n"),
-            "text/plain",
-        ));
-        return;
+        return Opened::Full { max };
     }
-    let last = req.headers().iter().find(|h| h.field.equiv("Last-Event-ID")).map(|h| h.value.as_str().to_string());
+    let slot = Slot(open.clone());
     let replay = super::api::param(query, "replay").and_then(|n| n.parse::<u64>().ok());
-    let after = start_after(&feed, last.as_deref(), replay);
-    let chunked = *req.http_version() >= tiny_http::HTTPVersion(1, 1);
-    let spawned = std::thread::Builder::new().name("namesrv-events".into()).spawn({
-        let open = open.clone();
-        move || {
-            let mut out = req.into_writer();
-            let _ = respond(&feed, &mut out, after, chunked);
-            open.fetch_sub(1, Ordering::AcqRel);
+    let after = start_after(feed, last_event_id, replay);
+    // Small: a client that does not read leaves the task waiting here, and the connection's write deadline ends it.
+    let (tx, rx) = mpsc::channel(2);
+    let feed = feed.clone();
+    tokio::spawn(async move {
+        let _slot = slot;
+        let mut out = Channel(tx);
+        let gone = out.0.clone();
+        tokio::select! {
+            _ = gone.closed() => {}
+            _ = stream(&feed, &mut out, after) => {}
         }
     });
-    if spawned.is_err() {
-        open.fetch_sub(1, Ordering::AcqRel);
+    Opened::Stream(EventBody(rx))
+}
+
+/// One of the `eventFeedStreams` places, given back when the stream's task ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The response body: what the stream's task sends, chunk by chunk, until it ends.
+pub struct EventBody(mpsc::Receiver<Bytes>);
+
+impl Body for EventBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|chunk| chunk.map(|b| Ok(Frame::data(b))))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// The client went away.
+#[derive(Debug)]
+struct Gone;
+
+/// Where a stream's text goes.
+trait Sink {
+    async fn send(&mut self, text: String) -> Result<(), Gone>;
+}
+
+struct Channel(mpsc::Sender<Bytes>);
+
+impl Sink for Channel {
+    async fn send(&mut self, text: String) -> Result<(), Gone> {
+        self.0.send(Bytes::from(text)).await.map_err(|_| Gone)
     }
 }
 
@@ -78,67 +128,36 @@ enum Position {
     Unknown,
 }
 
-fn respond(feed: &Feed, out: &mut dyn Write, start: Position, chunked: bool) -> std::io::Result<()> {
-    if !chunked {
-        write!(out, "HTTP/1.0 {HEAD}Connection: close\r\n\r\n")?;
-        return stream(feed, out, start);
-    }
-    write!(out, "HTTP/1.1 {HEAD}Transfer-Encoding: chunked\r\n\r\n")?;
-    let mut encoder = chunked_transfer::Encoder::new(&mut *out);
-    let streamed = stream(feed, &mut Chunked(&mut encoder), start);
-    // Dropping the encoder writes the last chunk; then it leaves tiny_http's buffer.
-    drop(encoder);
-    out.flush()?;
-    streamed
-}
-
-/// The chunked encoder with a flush that reaches the socket: one chunk per batch of events.
-struct Chunked<'a, W: Write>(&'a mut chunked_transfer::Encoder<W>);
-
-impl<W: Write> Write for Chunked<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()?;
-        self.0.get_mut().flush()
-    }
-}
-
 /// The body: writes until the peer goes away, the stream falls behind or the feed closes.
-fn stream(feed: &Feed, out: &mut dyn Write, start: Position) -> std::io::Result<()> {
+async fn stream(feed: &Feed, out: &mut impl Sink, start: Position) -> Result<(), Gone> {
     // Tells EventSource how long to wait before reconnecting.
-    out.write_all(b"retry: 2000\n\n")?;
-    out.flush()?;
+    out.send("retry: 2000\n\n".into()).await?;
     let mut after = match start {
         Position::After(seq) => seq,
         Position::Unknown => {
             let from = feed.replay_from(u64::MAX);
-            out.write_all(control("lost", json!({ "missed": null, "from": from + 1 })).as_bytes())?;
+            out.send(control("lost", json!({ "missed": null, "from": from + 1 }))).await?;
             from
         }
     };
     let mut resumed = matches!(start, Position::After(_));
     loop {
-        let events = match feed.read(after, BATCH, KEEPALIVE) {
+        let events = match feed.next(after, BATCH, KEEPALIVE).await {
             Read::Closed => return Ok(()),
             Read::Events(e) if e.is_empty() => {
-                out.write_all(b": keepalive\n\n")?;
-                out.flush()?;
+                out.send(": keepalive\n\n".into()).await?;
                 continue;
             }
             Read::Events(e) => e,
             // Behind on the first read: the resume point was older than the ring.
             Read::Behind { missed, events } if resumed => {
                 let from = events.first().map_or(after + missed + 1, |e| e.seq);
-                out.write_all(control("lost", json!({ "missed": missed, "from": from })).as_bytes())?;
+                out.send(control("lost", json!({ "missed": missed, "from": from }))).await?;
                 events
             }
             Read::Behind { missed, .. } => {
                 let reason = format!("this stream fell {missed} events behind the ring (eventFeedSize)");
-                out.write_all(control("dropped", json!({ "missed": missed, "reason": reason })).as_bytes())?;
-                out.flush()?;
+                out.send(control("dropped", json!({ "missed": missed, "reason": reason }))).await?;
                 return Ok(());
             }
         };
@@ -148,8 +167,7 @@ fn stream(feed: &Feed, out: &mut dyn Write, start: Position) -> std::io::Result<
             text.push_str(&sse(feed.boot_ms, e));
             after = e.seq;
         }
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+        out.send(text).await?;
     }
 }
 
@@ -235,10 +253,38 @@ mod tests {
         Change::KvPut { namespace: "ns".into(), key: key.into() }
     }
 
+    /// Collects what a stream sends.
+    struct Text<'a> {
+        out: String,
+        /// With a feed: the first event written lets the writer run `ahead` events past the stream, then closes it.
+        slow: Option<(&'a Feed, usize)>,
+    }
+
+    impl Sink for Text<'_> {
+        async fn send(&mut self, text: String) -> Result<(), Gone> {
+            if let Some((feed, ahead)) = self.slow.as_mut() {
+                if *ahead > 0 && text.starts_with("id: ") {
+                    feed.append(2, (0..std::mem::take(ahead)).map(|i| kv(&i.to_string())));
+                    feed.close();
+                }
+            }
+            self.out.push_str(&text);
+            Ok(())
+        }
+    }
+
+    fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(f)
+    }
+
+    fn run_with(feed: &Feed, start: Position, slow: Option<usize>) -> String {
+        let mut out = Text { out: String::new(), slow: slow.map(|n| (feed, n)) };
+        block_on(stream(feed, &mut out, start)).unwrap();
+        out.out
+    }
+
     fn run(feed: &Feed, start: Position) -> String {
-        let mut out = Vec::new();
-        stream(feed, &mut out, start).unwrap();
-        String::from_utf8(out).unwrap()
+        run_with(feed, start, None)
     }
 
     #[test]
@@ -279,34 +325,11 @@ mod tests {
         assert!(text.contains("event: lost\ndata: {\"from\":2,\"missed\":null}"), "{text}");
     }
 
-    /// A peer whose first event write lets the writer run `ahead` events past it.
-    struct Slow<'a> {
-        feed: &'a Feed,
-        ahead: usize,
-        out: Vec<u8>,
-    }
-
-    impl Write for Slow<'_> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            if self.ahead > 0 && buf.starts_with(b"id: ") {
-                self.feed.append(2, (0..std::mem::take(&mut self.ahead)).map(|i| kv(&i.to_string())));
-                self.feed.close();
-            }
-            self.out.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn an_open_stream_that_falls_behind_is_told_and_dropped() {
         let f = Feed::new(4, 100);
         f.append(1, [kv("a")]);
-        let mut slow = Slow { feed: &f, ahead: 10, out: Vec::new() };
-        stream(&f, &mut slow, Position::After(0)).unwrap();
-        let text = String::from_utf8(slow.out).unwrap();
+        let text = run_with(&f, Position::After(0), Some(10));
         assert!(text.contains("id: 100-1\nevent: kvPut"), "{text}");
         // 2..=7 were pushed out before it read them; it gets none of 8..=11.
         assert!(text.contains("event: dropped\ndata: {\"missed\":6,"), "{text}");
@@ -314,9 +337,7 @@ mod tests {
         // Kept up: not dropped.
         let f = Feed::new(64, 100);
         f.append(1, [kv("a")]);
-        let mut slow = Slow { feed: &f, ahead: 10, out: Vec::new() };
-        stream(&f, &mut slow, Position::After(0)).unwrap();
-        let text = String::from_utf8(slow.out).unwrap();
+        let text = run_with(&f, Position::After(0), Some(10));
         assert!(!text.contains("dropped") && text.contains("id: 100-11\n"), "{text}");
     }
 }

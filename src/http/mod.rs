@@ -1,28 +1,38 @@
-//! The operator HTTP endpoint (off unless `httpAddress` is set), on its own thread so it never touches a reactor:
-//! `/metrics` (Prometheus text), `/health`, `/ready`, `/routes/{topic}` and `/cluster` (standard JSON), the web
-//! console at `/` with the JSON it reads (`api`), the change feed `/events` (`events`, a thread per stream), and
-//! with `nsaddrList` the address server Java clients read, `/rocketmq/nsaddr`.
+//! The operator HTTP endpoint (off unless `httpAddress` is set): `/metrics` (Prometheus text), `/health`, `/ready`,
+//! `/routes/{topic}` and `/cluster` (standard JSON), the web console at `/` with the JSON it reads (`api`), the
+//! change feed `/events` (`events`), and with `nsaddrList` the address server Java clients read, `/rocketmq/nsaddr`.
+//!
+//! Built for a hostile network like the remoting port (decision 0028): hyper's HTTP/1.1 on a one-thread tokio
+//! runtime of its own (`serve`), so no connection has a thread and nothing here can stall a reactor or the writer.
+//! Every limit is a key (`Limits`); a panic while answering fails that request alone; with `aclEnable` the data
+//! needs an account (`auth`); with `tls.server.mode=enforcing` the port speaks TLS only.
 //!
 //! Read-only: nothing here changes state. The live table is writer-private; `/api/brokers` asks the writer for it
 //! over a side channel that it answers between batches.
 
 mod api;
+mod auth;
 mod events;
+mod io;
+mod routes;
+mod serve;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
-use tiny_http::{Header, Request, Response, Server};
-use tracing::warn;
 
+pub use serve::HttpServer;
+
+use crate::acl::Acl;
 use crate::clock::Clock;
+use crate::config::Config;
 use crate::feed::Feed;
 use crate::metrics::Metrics;
-use crate::protocol::body;
-use crate::protocol::json::{Dialect, JsonWriter};
 use crate::state::Snapshot;
+use crate::tls::TlsSetup;
 use crate::writer::command::{LiveQuery, WriteCommand};
 
 /// What the endpoint reads.
@@ -37,10 +47,45 @@ pub struct HttpContext {
     pub feed: Arc<Feed>,
     /// Questions about the live table, for the writer.
     pub live: Sender<LiveQuery>,
-    /// `/events` streams open now.
-    pub streams: Arc<AtomicUsize>,
-    /// `eventFeedStreams`: most `/events` streams open at once (start-only).
-    pub streams_max: usize,
+    /// `aclEnable`: the accounts as loaded now.
+    pub acl: Option<Arc<ArcSwap<Acl>>>,
+    pub tls: Arc<TlsSetup>,
+    pub limits: Limits,
+}
+
+/// The endpoint's protections, each a start-only key (docs/operations.md, "HTTP endpoint").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `httpMaxConnections`: connections at once; one more is answered 503 and closed, never queued.
+    pub max_connections: usize,
+    /// `httpMaxHeaderBytes`: a longer request head is answered 431.
+    pub max_head_bytes: usize,
+    /// `httpMaxBodyBytes`: a request announcing a longer body (or one of unknown length) is answered 413 and its
+    /// body is not read.
+    pub max_body_bytes: u64,
+    /// `httpHeaderTimeoutSeconds`: a connection ready for a request must deliver its whole head within this;
+    /// it bounds a slow head and an idle keep-alive connection alike (and a TLS handshake).
+    pub head_timeout: Duration,
+    /// `httpWriteTimeoutSeconds`: a reply that makes no progress for this long closes its connection.
+    pub write_timeout: Duration,
+    /// `eventFeedStreams`: `/events` streams at once; one more is answered 503 at once.
+    pub max_streams: usize,
+    /// `httpMetricsAuth`: `/metrics` needs an account too when `aclEnable` is on.
+    pub metrics_need_auth: bool,
+}
+
+impl Limits {
+    pub fn from_config(c: &Config) -> Limits {
+        Limits {
+            max_connections: c.http_max_connections.max(1),
+            max_head_bytes: c.http_max_header_bytes.max(1024),
+            max_body_bytes: c.http_max_body_bytes as u64,
+            head_timeout: Duration::from_secs(c.http_header_timeout_seconds.max(1)),
+            write_timeout: Duration::from_secs(c.http_write_timeout_seconds.max(1)),
+            max_streams: c.event_feed_streams,
+            metrics_need_auth: c.http_metrics_auth,
+        }
+    }
 }
 
 impl HttpContext {
@@ -59,180 +104,32 @@ impl HttpContext {
     }
 }
 
-/// Serves requests until the server is unblocked.
-pub fn serve(server: Arc<Server>, ctx: HttpContext) {
-    for req in server.incoming_requests() {
-        let (path, query) = split_url(req.url());
-        if path == "/events" {
-            let query = query.to_string();
-            events::start(req, ctx.feed.clone(), ctx.streams.clone(), ctx.streams_max, &query);
-            continue;
-        }
-        let resp = respond(&ctx, &req);
-        if let Err(e) = req.respond(resp) {
-            warn!(error = %e, "HTTP reply failed");
-        }
-    }
+/// Paths anyone may read, accounts or not: probes (`/health`, `/ready`), the address list Java clients fetch
+/// without credentials (`/rocketmq/nsaddr`), and `/metrics` unless `httpMetricsAuth`.
+fn is_open(path: &str, limits: &Limits) -> bool {
+    matches!(path, "/health" | "/ready" | "/rocketmq/nsaddr") || (path == "/metrics" && !limits.metrics_need_auth)
 }
 
-fn split_url(url: &str) -> (&str, &str) {
-    url.split_once('?').unwrap_or((url, ""))
-}
-
-/// The console: one file, compiled in (no files or network at run time).
-const CONSOLE: &str = include_str!("console.html");
-
-fn respond(ctx: &HttpContext, req: &Request) -> Response<std::io::Cursor<Vec<u8>>> {
-    let snap = ctx.cell.load_full();
-    let (path, query) = split_url(req.url());
-    let api = |v: serde_json::Value| bytes(200, v.to_string().into_bytes(), "application/json");
-    match path {
-        "/" | "/index.html" => {
-            let mut r = text(200, CONSOLE.to_string(), "text/html; charset=utf-8");
-            // The page runs only its own inline code and talks only to this endpoint.
-            let csp = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                       connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
-                       frame-ancestors 'none'";
-            if let Ok(h) = Header::from_bytes(&b"Content-Security-Policy"[..], csp.as_bytes()) {
-                r.add_header(h);
-            }
-            r
-        }
-        "/api/overview" => api(api::overview(ctx, &snap)),
-        "/api/brokers" => match api::brokers(ctx, &snap) {
-            Ok(v) => api(v),
-            Err(reason) => text(503, json(|w| error(w, reason)), "application/json"),
-        },
-        "/api/topics" => api(api::topics(&snap, query)),
-        "/api/kv" => api(api::kv(&snap)),
-        "/api/config" => api(api::config(&snap)),
-        "/metrics" => text(200, ctx.metrics.render(&snap, ctx.writer.len()), "text/plain; version=0.0.4"),
-        "/health" => text(200, "ok\n".into(), "text/plain"),
-        "/ready" => {
-            let reason = ctx.not_ready_reason(&snap);
-            let body = json(|w| {
-                w.begin_object();
-                w.field("brokers");
-                w.long(ctx.metrics.writer.live_brokers.load(Ordering::Relaxed) as i64);
-                w.field("generation");
-                w.long(snap.generation as i64);
-                if let Some(r) = reason {
-                    w.field("reason");
-                    w.string(r);
-                }
-                w.field("ready");
-                w.bool(reason.is_none());
-                w.field("topics");
-                w.long(snap.routes.topic_count() as i64);
-                w.end_object();
-            });
-            text(if reason.is_none() { 200 } else { 503 }, body, "application/json")
-        }
-        "/cluster" => {
-            let info = snap.routes.cluster_info();
-            let mut out = Vec::new();
-            body::encode_cluster_info_with(&info, Dialect::Standard, &mut out);
-            bytes(200, out, "application/json")
-        }
-        // Java clients look their name servers up here (`TopAddressing`): the body is the `;`-separated list.
-        "/rocketmq/nsaddr" if !snap.config.nsaddr_list.trim().is_empty() => {
-            text(200, nsaddr_body(&snap.config.nsaddr_list), "text/plain")
-        }
-        p if p.starts_with("/routes/") => {
-            let topic = percent_decode(&p["/routes/".len()..]);
-            match snap.routes.route(&topic, snap.config.support_acting_master) {
-                Some(route) => {
-                    let mut out = Vec::new();
-                    body::encode_topic_route(&route, Dialect::Standard, &mut out);
-                    bytes(200, out, "application/json")
-                }
-                None => text(404, json(|w| not_found(w, &topic)), "application/json"),
-            }
-        }
-        _ => text(
-            404,
-            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config}\n".into(),
-            "text/plain",
-        ),
-    }
-}
-
-/// `nsaddrList` as clients want it: the addresses joined by `;`, without blanks or empty entries.
-fn nsaddr_body(list: &str) -> String {
-    let addrs: Vec<&str> = list.split(';').map(str::trim).filter(|a| !a.is_empty()).collect();
-    addrs.join(";")
-}
-
-fn error(w: &mut JsonWriter, reason: &str) {
-    w.begin_object();
-    w.field("error");
-    w.string(reason);
-    w.end_object();
-}
-
-fn not_found(w: &mut JsonWriter, topic: &str) {
-    w.begin_object();
-    w.field("error");
-    w.string("topic not found");
-    w.field("topic");
-    w.string(topic);
-    w.end_object();
-}
-
-fn json(f: impl FnOnce(&mut JsonWriter)) -> String {
-    let mut out = Vec::new();
-    f(&mut JsonWriter::new(&mut out, Dialect::Standard));
-    String::from_utf8(out).unwrap_or_default()
-}
-
-fn text(status: u16, body: String, content_type: &str) -> Response<std::io::Cursor<Vec<u8>>> {
-    bytes(status, body.into_bytes(), content_type)
-}
-
-fn bytes(status: u16, body: Vec<u8>, content_type: &str) -> Response<std::io::Cursor<Vec<u8>>> {
-    let mut r = Response::from_data(body).with_status_code(status);
-    if let Ok(h) = Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes()) {
-        r.add_header(h);
-    }
-    r
-}
-
-/// `%XX` escapes in a path segment (topic names are usually plain; `%` and non-ASCII may be escaped).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
+/// A context over an empty server, for the unit tests of this module.
 #[cfg(test)]
-mod tests {
-    use super::{nsaddr_body, percent_decode};
+mod tests_support {
+    use super::*;
 
-    #[test]
-    fn nsaddr_list_is_joined_by_semicolons() {
-        assert_eq!(nsaddr_body(" h1:9876 ; h2:9876;;"), "h1:9876;h2:9876");
-        assert_eq!(nsaddr_body("h1:9876"), "h1:9876");
-    }
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("Topic%20A"), "Topic A");
-        assert_eq!(percent_decode("%E4%B8%AD"), "中");
-        assert_eq!(percent_decode("bad%2"), "bad%2");
-        assert_eq!(percent_decode("plain"), "plain");
-        assert_eq!(percent_decode("%中"), "%中");
+    pub fn context() -> HttpContext {
+        let config = Arc::new(Config::default());
+        let snapshot = crate::writer::Writer::initial_snapshot(Default::default(), config.clone());
+        HttpContext {
+            cell: Arc::new(ArcSwap::from_pointee(snapshot)),
+            metrics: Metrics::new(1),
+            writer: crossbeam_channel::bounded(1).0,
+            clock: Arc::new(crate::clock::SystemClock),
+            started_ms: 0,
+            draining: Arc::default(),
+            feed: Arc::new(Feed::new(0, 0)),
+            live: crossbeam_channel::bounded(1).0,
+            acl: None,
+            tls: Arc::new(TlsSetup::disabled()),
+            limits: Limits::from_config(&config),
+        }
     }
 }

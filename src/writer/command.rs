@@ -278,7 +278,8 @@ pub enum Completion {
 /// An operator's look at the writer-private live table (the web console's brokers), answered between batches.
 #[derive(Debug)]
 pub struct LiveQuery {
-    pub reply: crossbeam_channel::Sender<Vec<LiveRow>>,
+    /// A tokio one-shot: the HTTP task that asks awaits it without holding its thread; sending never blocks.
+    pub reply: tokio::sync::oneshot::Sender<Vec<LiveRow>>,
 }
 
 /// One live entry as the console shows it.

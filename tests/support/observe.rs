@@ -7,14 +7,32 @@ use std::time::{Duration, Instant};
 
 /// GET `path` over HTTP/1.0: status, head and body.
 pub fn http_response(addr: SocketAddr, path: &str) -> Result<(u16, String, String), String> {
+    http_exchange(addr, &format!("GET {path} HTTP/1.0\r\nHost: x\r\n\r\n"))
+}
+
+/// GET `path` over HTTP/1.0 as an account (HTTP Basic, the access key and secret key): status, head and body.
+pub fn http_response_as(
+    addr: SocketAddr,
+    path: &str,
+    user: &str,
+    password: &str,
+) -> Result<(u16, String, String), String> {
+    use base64::Engine;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    http_exchange(addr, &format!("GET {path} HTTP/1.0\r\nHost: x\r\nAuthorization: Basic {token}\r\n\r\n"))
+}
+
+/// Sends `request` as it is and reads the answer to the end of the connection: status, head and body.
+pub fn http_exchange(addr: SocketAddr, request: &str) -> Result<(u16, String, String), String> {
     let mut s =
         TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("connect {addr}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
+    s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
     let mut text = String::new();
     s.read_to_string(&mut text).map_err(|e| e.to_string())?;
-    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("GET {path}: no head in {text:?}"))?;
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("GET {path}: {head}"))?;
+    let first = request.lines().next().unwrap_or("");
+    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{first}: no head in {text:?}"))?;
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("{first}: {head}"))?;
     Ok((status, head.to_string(), body.to_string()))
 }
 

@@ -1,0 +1,370 @@
+//! The endpoint's thread: a one-thread tokio runtime that accepts, sniffs TLS, and hands each connection to hyper's
+//! HTTP/1.1 server as a task. Limits, in the order a connection meets them:
+//! 1. `httpMaxConnections` at once: one more is answered 503 and closed (a small task of its own, so the answer is
+//!    read before the close), never queued;
+//! 2. the TLS sniff and handshake, then every request head, within `httpHeaderTimeoutSeconds` (hyper's header
+//!    timeout, which also ends an idle keep-alive connection), and at most `httpMaxHeaderBytes` (431);
+//! 3. no body: a request announcing more than `httpMaxBodyBytes`, or a body of unknown length, gets 413 unread;
+//! 4. every write makes progress within `httpWriteTimeoutSeconds` (`io::WriteDeadline`), else the connection ends;
+//! 5. `aclEnable`: an account, except for the open paths (`super::is_open`).
+//!
+//! A stop ends the accept loop and every connection task at once (they wait on the same `watch`), so it completes
+//! in milliseconds whatever the clients do. A panic in an answer is caught (`contained`): that request gets 500.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{Either, Full};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONNECTION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, watch};
+use tracing::{debug, error, warn};
+
+use super::events::{self, EventBody, Opened};
+use super::io::WriteDeadline;
+use super::routes::{self, Reply};
+use super::{api, auth, HttpContext};
+use crate::metrics::HttpRefusal;
+use crate::tls::{TlsMode, HANDSHAKE_RECORD};
+use crate::writer::command::LiveQuery;
+
+type Body = Either<Full<Bytes>, EventBody>;
+
+/// How long `/api/brokers` waits for the writer: it answers between batches, so this only runs out when the writer
+/// is stuck or the machine is overloaded.
+const LIVE_WAIT: Duration = Duration::from_secs(2);
+/// How long a refused connection may take to read its 503.
+const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+
+/// The running endpoint.
+pub struct HttpServer {
+    addr: SocketAddr,
+    stop: Option<watch::Sender<bool>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What every connection task shares.
+struct Shared {
+    ctx: HttpContext,
+    /// Connections being served, and refused ones still being told so.
+    connections: AtomicUsize,
+    refusing: AtomicUsize,
+    streams: Arc<AtomicUsize>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: watch::Receiver<bool>,
+}
+
+impl HttpServer {
+    /// Binds `addr` (start-up fails here, before any thread runs, if it cannot).
+    pub fn bind(addr: &str) -> std::io::Result<std::net::TcpListener> {
+        let listener = std::net::TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        Ok(listener)
+    }
+
+    /// Serves `listener` on a thread of its own. The thread is not one the process needs to live (unlike the
+    /// writer's): should it ever end, the remoting port serves on, and `/health` going silent says why.
+    pub fn start(listener: std::net::TcpListener, ctx: HttpContext) -> std::io::Result<HttpServer> {
+        let addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let tls = match ctx.tls.mode {
+            TlsMode::Disabled => None,
+            _ => ctx.tls.server.clone().map(tokio_rustls::TlsAcceptor::from),
+        };
+        ctx.metrics.http.enabled.store(true, Ordering::Relaxed);
+        let shared = Arc::new(Shared {
+            ctx,
+            connections: AtomicUsize::new(0),
+            refusing: AtomicUsize::new(0),
+            streams: Arc::default(),
+            tls,
+            stop: stop_rx,
+        });
+        let thread = std::thread::Builder::new().name("namesrv-http".into()).spawn(move || {
+            let run = std::panic::AssertUnwindSafe(|| runtime.block_on(accept_loop(listener, shared)));
+            if std::panic::catch_unwind(run).is_err() {
+                error!("the HTTP endpoint stopped after a panic; the remoting port is not affected");
+            }
+            // Ends the connection tasks that are still there (a stop has already told them to go).
+            runtime.shutdown_timeout(Duration::from_millis(200));
+        })?;
+        Ok(HttpServer { addr, stop: Some(stop_tx), thread: Some(thread) })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Ends the accept loop and every connection, and waits for the thread.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => return error!(error = %e, "HTTP endpoint cannot listen"),
+    };
+    let mut stop = shared.stop.clone();
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|stopped| *stopped) => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => admit(stream, peer, &shared),
+                Err(e) => {
+                    // Out of descriptors, mostly: wait a little rather than spin; the backlog holds the rest.
+                    warn!(error = %e, "HTTP accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+}
+
+fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
+    let limits = &shared.ctx.limits;
+    let metrics = &shared.ctx.metrics.http;
+    if shared.connections.fetch_add(1, Ordering::AcqRel) >= limits.max_connections {
+        shared.connections.fetch_sub(1, Ordering::AcqRel);
+        metrics.refused(HttpRefusal::Connections);
+        // Telling a refused client why takes a task too; past as many of those, it is just closed.
+        if shared.refusing.fetch_add(1, Ordering::AcqRel) < limits.max_connections {
+            let shared = shared.clone();
+            tokio::spawn(stoppable(shared.clone(), async move {
+                refuse(stream, shared.ctx.limits.max_connections).await;
+                shared.refusing.fetch_sub(1, Ordering::AcqRel);
+            }));
+        } else {
+            shared.refusing.fetch_sub(1, Ordering::AcqRel);
+        }
+        return;
+    }
+    metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
+    metrics.connections_open.fetch_add(1, Ordering::Relaxed);
+    let shared = shared.clone();
+    tokio::spawn(stoppable(shared.clone(), async move {
+        connection(stream, peer, shared.clone()).await;
+        shared.connections.fetch_sub(1, Ordering::AcqRel);
+        shared.ctx.metrics.http.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }));
+}
+
+/// Runs `task` until it ends or the endpoint stops (then it is dropped where it waits; the counters it would have
+/// given back no longer matter).
+async fn stoppable(shared: Arc<Shared>, task: impl Future<Output = ()>) {
+    let mut stop = shared.stop.clone();
+    tokio::select! {
+        _ = stop.wait_for(|stopped| *stopped) => {}
+        _ = task => {}
+    }
+}
+
+/// 503 to a connection over `httpMaxConnections`, then close, after letting the client's request in so that the
+/// close does not reset the answer away.
+async fn refuse(mut stream: TcpStream, max: usize) {
+    let body = format!("too many HTTP connections (httpMaxConnections={max})\n");
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 1\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSAL_LINGER, async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+/// One connection: the TLS sniff and handshake, then HTTP/1.1 until the client or a limit ends it.
+async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    let limits = &shared.ctx.limits;
+    let mut first = [0u8; 1];
+    let tls = match tokio::time::timeout(limits.head_timeout, stream.peek(&mut first)).await {
+        Ok(Ok(1)) => first[0] == HANDSHAKE_RECORD,
+        // Closed, failed or silent: nothing to serve.
+        _ => return,
+    };
+    let stream = WriteDeadline::new(stream, limits.write_timeout);
+    match (tls, &shared.tls, shared.ctx.tls.mode) {
+        (false, _, TlsMode::Enforcing) => debug!(%peer, "plain HTTP refused: tls.server.mode=enforcing"),
+        (false, _, _) => http(stream, peer.ip(), shared.clone()).await,
+        (true, Some(acceptor), _) => match tokio::time::timeout(limits.head_timeout, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => http(tls, peer.ip(), shared.clone()).await,
+            Ok(Err(e)) => debug!(%peer, error = %e, "HTTP TLS handshake failed"),
+            Err(_) => debug!(%peer, "HTTP TLS handshake timed out"),
+        },
+        (true, None, _) => debug!(%peer, "TLS handshake on the HTTP port closed: no TLS context"),
+    }
+}
+
+async fn http<I>(io: I, peer: IpAddr, shared: Arc<Shared>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let limits = shared.ctx.limits.clone();
+    let service = service_fn(move |req| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(handle(&shared, peer, req).await) }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.head_timeout)
+        .max_header_size(limits.max_head_bytes)
+        // The read buffer bounds a head that never completes (431); hyper's floor is 8 KiB.
+        .max_buf_size(limits.max_head_bytes.max(8192))
+        // `Content-Type`, not `content-type`: scripts that grep a head by its usual spelling keep working.
+        .title_case_headers(true)
+        .keep_alive(true);
+    if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+        debug!(%peer, error = %e, "HTTP connection ended");
+    }
+}
+
+async fn handle(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> Response<Body> {
+    let ctx = &shared.ctx;
+    let metrics = &ctx.metrics.http;
+    // The endpoints take no body: one that is announced too long, or has no announced length, is not read at all.
+    if req.body().size_hint().upper().is_none_or(|n| n > ctx.limits.max_body_bytes) {
+        metrics.refused(HttpRefusal::Body);
+        let text = format!("request bodies are limited to {} bytes (httpMaxBodyBytes)\n", ctx.limits.max_body_bytes);
+        let mut r = full(routes::text(413, text, "text/plain"));
+        r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    }
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        metrics.refused(HttpRefusal::Method);
+        let mut r = full(routes::text(405, "only GET and HEAD are served\n".into(), "text/plain"));
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    let path = req.uri().path();
+    let query = req.uri().query().unwrap_or("");
+    if let (false, Some(acl)) = (super::is_open(path, &ctx.limits), &ctx.acl) {
+        let given = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        if let Err(denied) = auth::check(&acl.load(), peer, given) {
+            metrics.refused(match denied {
+                auth::Denied::NoCredentials => HttpRefusal::NoCredentials,
+                auth::Denied::BadCredentials => HttpRefusal::BadCredentials,
+            });
+            debug!(%peer, path, reason = denied.reason(), "HTTP request refused: aclEnable");
+            let mut r =
+                full(routes::text(401, "credentials of an account are needed (aclEnable)\n".into(), "text/plain"));
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"namesrv\", charset=\"UTF-8\""));
+            return r;
+        }
+    }
+    match path {
+        "/events" => {
+            let last = req.headers().get("Last-Event-ID").and_then(|v| v.to_str().ok());
+            match events::open(&ctx.feed, &shared.streams, ctx.limits.max_streams, last, query) {
+                Opened::Stream(body) => event_stream(body),
+                Opened::Off => {
+                    full(routes::text(404, "the change feed is off (eventFeedSize=0)\n".into(), "text/plain"))
+                }
+                Opened::Full { max } => {
+                    metrics.refused(HttpRefusal::Streams);
+                    let text = format!("too many event streams open (eventFeedStreams={max})\n");
+                    full(routes::text(503, text, "text/plain"))
+                }
+            }
+        }
+        "/api/brokers" => full(brokers(ctx).await),
+        _ => full(contained(ctx, path, || routes::respond(ctx, path, query))),
+    }
+}
+
+/// The live broker table, asked of the writer without holding the thread while it answers.
+async fn brokers(ctx: &HttpContext) -> Reply {
+    let unavailable = |reason: &str| routes::text(503, routes::json(|w| routes::error(w, reason)), "application/json");
+    let (tx, rx) = oneshot::channel();
+    if ctx.live.try_send(LiveQuery { reply: tx }).is_err() {
+        return unavailable("the writer has too many questions queued");
+    }
+    match tokio::time::timeout(LIVE_WAIT, rx).await {
+        Ok(Ok(rows)) => contained(ctx, "/api/brokers", || {
+            let snap = ctx.cell.load_full();
+            routes::bytes(200, api::brokers(ctx, &snap, &rows).to_string().into_bytes(), "application/json")
+        }),
+        _ => unavailable("the writer did not answer in time"),
+    }
+}
+
+/// Runs an answer; a panic in it becomes a 500 for this request alone, logged and counted.
+fn contained(ctx: &HttpContext, path: &str, answer: impl FnOnce() -> Reply) -> Reply {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)) {
+        Ok(reply) => reply,
+        Err(_) => {
+            ctx.metrics.http.panics.fetch_add(1, Ordering::Relaxed);
+            error!(path, "HTTP answer panicked; this request gets 500, nothing else is affected");
+            routes::text(500, "internal error\n".into(), "text/plain")
+        }
+    }
+}
+
+fn full(reply: Reply) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(Bytes::from(reply.body))));
+    *r.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(reply.content_type));
+    if reply.csp {
+        r.headers_mut().insert("Content-Security-Policy", HeaderValue::from_static(routes::CONSOLE_CSP));
+    }
+    r
+}
+
+fn event_stream(body: EventBody) -> Response<Body> {
+    let mut r = Response::new(Either::Right(body));
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert("Cache-Control", HeaderValue::from_static("no-cache"));
+    // Tells nginx not to buffer the stream.
+    h.insert("X-Accel-Buffering", HeaderValue::from_static("no"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_answer_is_a_500_and_is_counted() {
+        let ctx = super::super::tests_support::context();
+        let reply = contained(&ctx, "/x", || panic!("a bug in one answer"));
+        assert_eq!(reply.status, 500);
+        assert_eq!(ctx.metrics.http.panics.load(Ordering::Relaxed), 1);
+        let reply = contained(&ctx, "/x", || routes::text(200, "ok".into(), "text/plain"));
+        assert_eq!(reply.status, 200);
+        assert_eq!(ctx.metrics.http.panics.load(Ordering::Relaxed), 1);
+    }
+}
