@@ -1,7 +1,7 @@
 //! The endpoint's thread: a one-thread tokio runtime that accepts, sniffs TLS, and hands each connection to hyper's
 //! HTTP/1.1 server as a task. Limits, in the order a connection meets them:
-//! 1. `httpMaxConnections` at once: one more is answered 503 and closed (a small task of its own, so the answer is
-//!    read before the close), never queued;
+//! 1. `httpMaxConnections` at once: one more is answered 503 and closed (a small task of its own for up to 1 s, so
+//!    the answer is read before the close; past 1024 of those, closed at once), never queued;
 //! 2. the TLS sniff and handshake, then every request head, within `httpHeaderTimeoutSeconds` (hyper's header
 //!    timeout, which also ends an idle keep-alive connection), and at most `httpMaxHeaderBytes` (431);
 //! 3. no body: a request announcing more than `httpMaxBodyBytes`, or a body of unknown length, gets 413 unread;
@@ -47,6 +47,9 @@ type Body = Either<Full<Bytes>, EventBody>;
 const LIVE_WAIT: Duration = Duration::from_secs(2);
 /// How long a refused connection may take to read its 503.
 const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+/// Refused connections being told so at once; past that, one more is closed without a word. Each is a small task
+/// for at most `REFUSAL_LINGER`.
+const MAX_REFUSING: usize = 1024;
 
 /// The running endpoint.
 pub struct HttpServer {
@@ -152,8 +155,8 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     if shared.connections.fetch_add(1, Ordering::AcqRel) >= limits.max_connections {
         shared.connections.fetch_sub(1, Ordering::AcqRel);
         metrics.refused(HttpRefusal::Connections);
-        // Telling a refused client why takes a task too; past as many of those, it is just closed.
-        if shared.refusing.fetch_add(1, Ordering::AcqRel) < limits.max_connections {
+        // Telling a refused client why takes a task too; past `MAX_REFUSING` of those, it is just closed.
+        if shared.refusing.fetch_add(1, Ordering::AcqRel) < MAX_REFUSING {
             let shared = shared.clone();
             tokio::spawn(stoppable(shared.clone(), async move {
                 refuse(stream, shared.ctx.limits.max_connections).await;

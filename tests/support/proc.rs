@@ -106,6 +106,24 @@ impl Managed {
         }
     }
 
+    /// SIGTERM, then how long the process took to exit by itself, or `None` if it was still there after `limit`
+    /// (it is then killed).
+    pub fn stop_within(&mut self, limit: Duration) -> Option<Duration> {
+        let c = self.child.as_mut()?;
+        let started = Instant::now();
+        let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
+        let mut took = None;
+        while started.elapsed() < limit {
+            if let Ok(Some(_)) = c.try_wait() {
+                took = Some(started.elapsed());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        took
+    }
+
     /// SIGTERM (a Java peer runs its shutdown hooks, e.g. a broker unregisters), then SIGKILL after `grace`.
     pub fn terminate(&mut self, grace: Duration) {
         if let Some(c) = self.child.as_mut() {
