@@ -1,4 +1,4 @@
-//! Threads the service cannot live without (the writer, the decoder, the HTTP and ACL-reload threads, the
+//! Threads the service cannot live without (the reactors, the writer, the decoder, the ACL-reload thread, the
 //! controller): a panic that escapes one ends the process with `EXIT_THREAD_PANICKED` instead of leaving a server
 //! that half works, so the service manager restarts it (docs/security.md).
 

@@ -217,3 +217,21 @@ mod java_peers {
         assert!(!refused.stdout.contains("broker-tls"), "a plain mqadmin was served:\n{}", refused.stdout);
     }
 }
+
+/// The HTTP endpoint follows `tls.server.mode` with the same certificate: enforcing serves HTTPS only (the Basic
+/// credentials of `aclEnable` never cross the network in clear), permissive serves both on one port.
+#[test]
+fn the_http_endpoint_speaks_tls_as_the_mode_says() {
+    for (mode, plain_served) in [("enforcing", false), ("permissive", true)] {
+        let f = start(|c| {
+            c.tls_server_mode = mode.into();
+            c.http_address = "127.0.0.1:0".into();
+        });
+        let http = f.http_addr().expect("HTTP on");
+        let mut client = TlsClient::connect(http, trust_anything()).unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let answer = client.exchange_raw(b"GET /health HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        assert!(answer.starts_with("HTTP/1.0 200 OK\r\n") && answer.ends_with("ok\n"), "{mode}: {answer:?}");
+        let plain = support::observe::http_response(http, "/health");
+        assert_eq!(plain.is_ok(), plain_served, "{mode}: plain HTTP gave {plain:?}");
+    }
+}

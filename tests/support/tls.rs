@@ -125,6 +125,19 @@ impl TlsClient {
         Ok(TlsClient { stream, buf: BytesMut::new() })
     }
 
+    /// Sends raw bytes (an HTTP request) and reads everything until the server closes.
+    pub fn exchange_raw(&mut self, request: &[u8]) -> Result<String, String> {
+        self.stream.write_all(request).map_err(|e| format!("write: {e}"))?;
+        self.stream.flush().map_err(|e| format!("flush: {e}"))?;
+        let mut text = Vec::new();
+        match self.stream.read_to_end(&mut text) {
+            Ok(_) => Ok(String::from_utf8_lossy(&text).into_owned()),
+            // A peer that closes without close_notify still said everything it had to say.
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(String::from_utf8_lossy(&text).into_owned()),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    }
+
     /// Sends `cmd` and returns the next frame (tests send one request at a time).
     pub fn request(&mut self, cmd: &RemotingCommand) -> Result<RemotingCommand, String> {
         let mut out = BytesMut::new();
