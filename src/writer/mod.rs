@@ -101,6 +101,12 @@ impl Writer {
         let published_routes = tables.generation();
         let generation = cell.load().generation;
         let outbox = reactors.iter().map(|_| Vec::new()).collect();
+        // Temp files that an earlier process's unfinished saves left next to the files this writer replaces go
+        // before its first save (the KV file's go when it is loaded: `persist::load_kv`).
+        persist::remove_stale_temps(std::path::Path::new(&config.config_store_path));
+        if let Some(routes) = Some(config.route_snapshot_path.trim()).filter(|p| !p.is_empty()) {
+            persist::remove_stale_temps(std::path::Path::new(routes));
+        }
         Writer {
             tables,
             kv,

@@ -120,3 +120,17 @@ fn the_config_file_is_written_escaped() {
     assert_eq!(read.kv_config_path, published.kv_config_path);
     assert!(!read.acl_enable);
 }
+
+/// A save that an earlier process did not finish left `<file>.tmp.<pid>.<n>`: gone once a writer for that file
+/// exists, before it saves anything; look-alikes stay.
+#[test]
+fn a_new_writer_removes_stale_temp_files_of_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("namesrv.properties");
+    for name in ["namesrv.properties.tmp.4242.0", "namesrv.properties.tmp.4242", "other.tmp.1.1"] {
+        std::fs::write(dir.path().join(name), "productEnvName=half\n").unwrap();
+    }
+    let _writer = writer_in(dir.path(), &file);
+    assert!(!dir.path().join("namesrv.properties.tmp.4242.0").exists());
+    assert!(dir.path().join("namesrv.properties.tmp.4242").exists() && dir.path().join("other.tmp.1.1").exists());
+}
