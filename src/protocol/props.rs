@@ -32,7 +32,7 @@ fn prepare(text: &str) -> Cow<'_, str> {
     let mut backslashes = 0usize;
     let mut rest = text;
     while let Some(ch) = rest.chars().next() {
-        if ch == '\\' && backslashes % 2 == 0 {
+        if ch == '\\' && backslashes.is_multiple_of(2) {
             if let Some((pair, used)) = surrogate_pair_escape(rest) {
                 out.push(pair);
                 rest = &rest[used..];
