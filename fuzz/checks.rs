@@ -191,6 +191,31 @@ pub fn properties(data: &[u8]) {
     let _ = props::parse(&text);
 }
 
+/// UPDATE_NAMESRV_CONFIG's round trip through the config file: the body as the handler reads it (lossy UTF-8),
+/// against a configuration whose `-c` file had extra keys with hard names. Properties: no panic; if the update is
+/// accepted (`Config::screen_update`), its pairs written as `props::store` writes them read back as the same pairs,
+/// and the configuration it makes, written as the file is (`Config::file_text`), reads back as the entries it wrote,
+/// with the same keys as before the update.
+pub fn config_roundtrip(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(pairs) = props::parse(&text) else {
+        return;
+    };
+    let mut base = namesrv::config::Config::default();
+    for key in ["someoneElsesKey", "x y=z:#!", "x\u{e9}\u{1F600}"] {
+        base.extra.insert(key.to_string(), "v".to_string());
+    }
+    if base.screen_update(&pairs).is_err() {
+        return;
+    }
+    assert_eq!(props::parse(&props::store(&pairs)).as_ref(), Ok(&pairs), "store then parse: {text:?}");
+    let after = base.with_update(pairs).config;
+    let written = props::parse(&after.file_text()).expect("a stored file parses");
+    assert_eq!(written, after.persisted_entries(), "the file reads back as written: {text:?}");
+    let keys = |entries: Vec<(String, String)>| entries.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    assert_eq!(keys(written), keys(base.persisted_entries()), "an update adds or removes no key: {text:?}");
+}
+
 /// The account file (`plain_acl.yml`, as UTF-8 text). Properties: no panic; a file that loads has patterns that
 /// print and parse back to themselves and match addresses without panicking; an error never repeats a secret key
 /// that the file gave (the text after `secretKey:` on any line).

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::props;
 
+mod update;
+pub use update::{Refused, Updated, BLACK_LISTED};
+
 /// A value that a properties string converts into, with Java's `MixAll.properties2Object` rules.
 pub trait ConfigValue: Sized {
     fn parse_value(s: &str) -> Option<Self>;
@@ -356,24 +359,6 @@ impl Config {
         out.into_iter().collect()
     }
 
-    /// The keys of an UPDATE_NAMESRV_CONFIG that must be refused, sorted and without repeats: every known key that
-    /// is not runtime-updatable (files, listeners, limits, TLS, ACL, …), and every key of the `configBlackList`
-    /// setting (Java's own list; an operator may add to it). Keys nobody knows are not refused: Java ignores them
-    /// and answers SUCCESS, and so do we. The extra keys of the `-c` file may be updated (Java keeps and rewrites
-    /// them; they mean nothing to us).
-    pub fn refused_updates<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-        let configured: Vec<&str> =
-            self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).collect();
-        let mut refused: Vec<String> = keys
-            .into_iter()
-            .filter(|k| configured.contains(k) || update_policy(k) == Some(Update::Start))
-            .map(String::from)
-            .collect();
-        refused.sort();
-        refused.dedup();
-        refused
-    }
-
     /// The account file of `aclEnable`: `aclFile` (relative to `rocketmqHome` unless absolute), or
     /// `<rocketmqHome>/conf/plain_acl.yml` where Java's broker looks for it.
     pub fn acl_path(&self) -> Result<PathBuf, String> {
@@ -445,53 +430,6 @@ mod tests {
         assert!(keys.contains(&"listenPort"));
         assert!(!keys.contains(&"reactorThreads"));
         assert!(c.all_entries().iter().any(|(k, _)| k == "reactorThreads"));
-    }
-
-    #[test]
-    fn only_runtime_keys_may_be_updated() {
-        let c = Config {
-            config_black_list: "configBlackList;configStorePath;kvConfigPath;productEnvName".into(),
-            ..Config::default()
-        };
-        let ask = |keys: &[&str]| c.refused_updates(keys.iter().copied());
-        // Java's own black list, and what an operator adds to it.
-        assert_eq!(
-            ask(&["kvConfigPath", "configStorePath", "configBlackList"]),
-            ["configBlackList", "configStorePath", "kvConfigPath"]
-        );
-        assert_eq!(ask(&["productEnvName"]), ["productEnvName"]);
-        // Files, listeners, limits, TLS, ACL and the allow-list: refused, whatever configBlackList says.
-        for key in [
-            "rocketmqHome",
-            "routeSnapshotPath",
-            "auditLogPath",
-            "logDir",
-            "logFormat",
-            "aclFile",
-            "tls.server.certPath",
-            "listenPort",
-            "bindAddress",
-            "httpAddress",
-            "adminAllowList",
-            "aclEnable",
-            "tls.server.mode",
-            "maxInflatedBody",
-            "maxTopicsPerRegistration",
-            "maxConnections",
-            "maxFrameLength",
-            "serverChannelMaxIdleTimeSeconds",
-            "scanNotActiveBrokerInterval",
-            "enableControllerInNamesrv",
-            "reactorThreads",
-        ] {
-            assert_eq!(ask(&[key]), [key], "{key} must not be runtime-updatable");
-        }
-        // Behaviour switches, and keys nobody knows (Java ignores them): not refused.
-        assert!(ask(&["orderMessageEnable", "enableTopicList", "supportActingMaster", "noSuchKey"]).is_empty());
-        // Every key has a policy, and every runtime key is one of Java's.
-        for (name, owner, update) in KEYS {
-            assert!(*update == Update::Start || *owner != KeyOwner::Ours, "{name}: our keys are start-only");
-        }
     }
 
     #[test]

@@ -14,13 +14,14 @@ use proptest::prelude::*;
 /// A fuzz target's name (its folder under `fuzz/corpus`) and its check.
 type Target = (&'static str, fn(&[u8]));
 
-const TARGETS: [Target; 8] = [
+const TARGETS: [Target; 9] = [
     ("frame", checks::frames),
     ("header_json", |d| checks::header(SerializeType::Json, d)),
     ("header_rocketmq", |d| checks::header(SerializeType::RocketMq, d)),
     ("json_reader", checks::json_reader),
     ("register_body", checks::register_body),
     ("properties", checks::properties),
+    ("config_roundtrip", checks::config_roundtrip),
     ("acl_file", checks::acl_file),
     ("acl_signature", checks::acl_signature),
 ];
@@ -90,6 +91,13 @@ const TOKENS: &[&[u8]] = &[
     b"{1,2}",
     b"1-5",
     b"::",
+    b"\\n",
+    b"\\u00e9",
+    b"\\uD83D\\uDE00",
+    b"\r",
+    b"!",
+    b"productEnvName=",
+    b"someoneElsesKey=",
 ];
 
 /// Big-endian words worth writing over a length or count field.
@@ -215,7 +223,9 @@ fn seeds_decode_and_pass_their_checks() {
                     checks::MAX_INFLATED,
                 )
                 .is_ok_and(|b| !b.topic_configs.is_empty()),
-                "properties" => props::parse(&String::from_utf8_lossy(seed)).is_ok_and(|p| !p.is_empty()),
+                "properties" | "config_roundtrip" => {
+                    props::parse(&String::from_utf8_lossy(seed)).is_ok_and(|p| !p.is_empty())
+                }
                 "acl_file" => namesrv::acl::file::parse(&String::from_utf8_lossy(seed)).is_ok(),
                 "acl_signature" => {
                     matches!(frame::decode(&mut BytesMut::from(&seed[..]), DEFAULT_MAX_FRAME), Ok(Some(_)))

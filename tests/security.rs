@@ -18,6 +18,9 @@ fn update_config(c: &mut Client, props: &str) -> RemotingCommand {
     c.request(new_cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(props.as_bytes().to_vec()))
 }
 
+/// Java's remark for a key of its black list (`DefaultRequestProcessor.updateConfig`).
+const JAVA_REMARK: &str = "Can not update config in black list.";
+
 fn refused_remark(keys: &str) -> String {
     format!("Can not update config in black list. Not changeable at runtime: {keys}")
 }
@@ -75,7 +78,10 @@ fn config_update_cannot_move_files_listeners_or_limits() {
     ] {
         let r = update_config(&mut c, &format!("orderMessageEnable=true\n{key}={value}\n"));
         assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{key}: {r:?}");
-        assert_eq!(r.remark.as_deref(), Some(refused_remark(key).as_str()), "{key}");
+        // Java refuses its own black list too, and gets its remark byte for byte; ours names the keys.
+        let java_black_listed = ["kvConfigPath", "configStorePath", "rocketmqHome"].contains(&key);
+        let remark = if java_black_listed { JAVA_REMARK.to_string() } else { refused_remark(key) };
+        assert_eq!(r.remark.as_deref(), Some(remark.as_str()), "{key}");
     }
     let r = update_config(&mut c, "maxConnections=1\nlistenPort=2\n");
     assert_eq!(r.remark.as_deref(), Some(refused_remark("listenPort, maxConnections").as_str()));
@@ -84,6 +90,32 @@ fn config_update_cannot_move_files_listeners_or_limits() {
     // A runtime key alone goes through.
     assert_eq!(update_config(&mut c, "orderMessageEnable=true\n").code, ResponseCode::SUCCESS);
     assert!(fx.snapshot().config.order_message_enable);
+}
+
+/// Issue #45: a runtime value with escaped line breaks would have been written as lines of their own, turning ACL
+/// off and moving the KV file at the next start. Refused, nothing applied; a value with every other hard character
+/// is accepted and reads back from the rewritten file unchanged.
+#[test]
+fn config_update_cannot_add_lines_to_the_config_file() {
+    let fx = InProc::start(|_| {});
+    let mut c = fx.client();
+    let before = fx.snapshot().config.clone();
+    let attack = "productEnvName=center\\naclEnable=false\\nadminAllowList=\\nkvConfigPath=/elsewhere/kv.json";
+    let r = update_config(&mut c, attack);
+    assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{r:?}");
+    let remark = "A line break or other control character in the key or value of: productEnvName";
+    assert_eq!(r.remark.as_deref(), Some(remark));
+    assert_eq!(fx.snapshot().config, before, "nothing applied");
+    assert!(!fx.path("namesrv.properties").exists(), "nothing persisted");
+
+    let r = update_config(&mut c, "productEnvName=\\ a=b:c#d!\\\\e \\u00e9\\uD83D\\uDE00\n");
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
+    let value = "a=b:c#d!\\e \u{e9}\u{1F600}";
+    assert_eq!(fx.snapshot().config.product_env_name, value);
+    let (read, _) = Config::from_file(&fx.path("namesrv.properties")).unwrap();
+    assert_eq!(read.product_env_name, value);
+    // Our own keys are written only when the `-c` file had them (this server has no `-c` file).
+    assert_eq!(read.java_entries(), fx.snapshot().config.java_entries());
 }
 
 /// A `-c` file with our own keys, Java's keys and keys nobody knows; after an accepted update and a restart, the

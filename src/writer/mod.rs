@@ -101,6 +101,12 @@ impl Writer {
         let published_routes = tables.generation();
         let generation = cell.load().generation;
         let outbox = reactors.iter().map(|_| Vec::new()).collect();
+        // Temp files that an earlier process's unfinished saves left next to the files this writer replaces go
+        // before its first save (the KV file's go when it is loaded: `persist::load_kv`).
+        persist::remove_stale_temps(std::path::Path::new(&config.config_store_path));
+        if let Some(routes) = Some(config.route_snapshot_path.trim()).filter(|p| !p.is_empty()) {
+            persist::remove_stale_temps(std::path::Path::new(routes));
+        }
         Writer {
             tables,
             kv,
@@ -461,21 +467,12 @@ impl Writer {
                 Outcome::Done
             }
             WriteOp::UpdateConfig { pairs } => {
-                let mut next = (*self.config).clone();
-                let mut keys = Vec::new();
-                for (k, v) in pairs {
-                    match next.set(&k, &v) {
-                        Ok(_) => keys.push(k),
-                        // Java merges only keys it already knows; the extra keys of the -c file count as known.
-                        Err(_) if next.extra.contains_key(&k) => {
-                            next.extra.insert(k.clone(), v.trim().to_string());
-                            keys.push(k);
-                        }
-                        Err(_) => debug!(key = %k, "UPDATE_NAMESRV_CONFIG ignores unknown key"),
-                    }
+                let updated = self.config.with_update(pairs);
+                for key in &updated.ignored {
+                    debug!(key = %key, "UPDATE_NAMESRV_CONFIG ignores unknown key");
                 }
-                self.changes.push(Change::ConfigUpdated { keys });
-                self.config = Arc::new(next);
+                self.changes.push(Change::ConfigUpdated { keys: updated.keys });
+                self.config = Arc::new(updated.config);
                 dirty.config = true;
                 Outcome::Done
             }
@@ -496,8 +493,8 @@ impl Writer {
         }
         if dirty.config {
             let path = PathBuf::from(&self.config.config_store_path);
-            let text = crate::protocol::props::write(&self.config.persisted_entries());
-            if let Err(e) = persist::save_atomic(&path, text.as_bytes()) {
+            // Escaped: a value is one value of one line, whatever it holds (a raw line break would be a new key).
+            if let Err(e) = persist::save_atomic(&path, self.config.file_text().as_bytes()) {
                 warn!(path = %path.display(), error = %e, "cannot persist config");
                 if dirty.kv {
                     let kv_path = PathBuf::from(&self.config.kv_config_path);

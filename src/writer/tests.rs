@@ -97,3 +97,40 @@ fn a_decoders_body_goes_back_to_it_and_its_snapshot_is_let_go_by_the_writer() {
     let names: Vec<String> = writer.cell.load().routes.topic_names().map(|t| t.to_string()).collect();
     assert_eq!(names, ["t1", "t2", "t3", "t4"]);
 }
+
+/// The config file is written escaped: even a value with line breaks (which 318 refuses before it gets here) stays
+/// one value, and the file reads back to the configuration the writer published, with the same keys.
+#[test]
+fn the_config_file_is_written_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("namesrv.properties");
+    let (mut writer, _inbox, _poll) = writer_in(dir.path(), &file);
+    let value = "center\naclEnable=true\nkvConfigPath=/elsewhere/kv.json\n#\\ \u{e9}\u{1F600}";
+    let pairs = vec![("productEnvName".to_string(), value.to_string())];
+    let mut batch = vec![command(RequestCode::UPDATE_NAMESRV_CONFIG, WriteOp::UpdateConfig { pairs })];
+    writer.apply_batch(&mut batch, &mut Vec::new(), false);
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    let published = writer.cell.load().config.clone();
+    assert_eq!(published.product_env_name, value);
+    let keys = |pairs: Vec<(String, String)>| pairs.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    assert_eq!(keys(crate::protocol::props::parse(&text).unwrap()), keys(published.persisted_entries()), "{text}");
+    let (read, _) = Config::from_file(&file).unwrap();
+    assert_eq!(read.product_env_name, value, "{text}");
+    assert_eq!(read.kv_config_path, published.kv_config_path);
+    assert!(!read.acl_enable);
+}
+
+/// A save that an earlier process did not finish left `<file>.tmp.<pid>.<n>`: gone once a writer for that file
+/// exists, before it saves anything; look-alikes stay.
+#[test]
+fn a_new_writer_removes_stale_temp_files_of_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("namesrv.properties");
+    for name in ["namesrv.properties.tmp.4242.0", "namesrv.properties.tmp.4242", "other.tmp.1.1"] {
+        std::fs::write(dir.path().join(name), "productEnvName=half\n").unwrap();
+    }
+    let _writer = writer_in(dir.path(), &file);
+    assert!(!dir.path().join("namesrv.properties.tmp.4242.0").exists());
+    assert!(dir.path().join("namesrv.properties.tmp.4242").exists() && dir.path().join("other.tmp.1.1").exists());
+}

@@ -45,12 +45,6 @@ pub struct Allowed {
 
 pub const ALLOWED: &[Allowed] = &[
     Allowed {
-        aspect: Aspect::Remark,
-        applies: |s| s.name.starts_with("update config, black-listed"),
-        reason: "ours names the refused keys after Java's sentence (\"Can not update config in black list. Not \
-                 changeable at runtime: kvConfigPath\"); same code (NO_PERMISSION), nothing applied on either side.",
-    },
-    Allowed {
         aspect: Aspect::HeaderEncoding,
         applies: |s| s.request_encoding == SerializeType::RocketMq,
         reason: "ours answers in the request's header encoding (like Java 4.9.4+); Java 5.x always answers JSON. \
