@@ -24,18 +24,57 @@ pub fn enabled() -> bool {
     tracing::enabled!(target: "audit", Level::INFO)
 }
 
-/// A write (or a refused request) answered without reaching the writer: refused by the allow-list or the ACL,
-/// invalid, or with nothing to do.
+/// A write answered without reaching the writer: invalid, or with nothing to do. (Writes refused for a limit, the
+/// allow-list or the ACL go through `RefusedWrite`.)
 pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
     if enabled() {
         let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
-        let mut facts = request_facts(req);
-        // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
-        if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
-            push(&mut facts, "claimedAccount", &clip(claimed, ACCESS_KEY_CHARS));
-        }
-        line(peer, account, req.code, &facts, code, remark, false);
+        line(peer, account, req.code, &answered_facts(account, req), code, remark, false);
     }
+}
+
+fn answered_facts(account: Option<&str>, req: &RemotingCommand) -> String {
+    let mut facts = request_facts(req);
+    // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
+    if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
+        push(&mut facts, "claimedAccount", &clip(claimed, ACCESS_KEY_CHARS));
+    }
+    facts
+}
+
+/// The audit line of a write refused for a limit, the allow-list or the ACL: built where the request is at hand
+/// (`handlers::dispatch`, on a reactor or the decoder thread), then written — or counted into a summary, when the
+/// same peer was refused the same way moments before — by the reactor that answers it (`reactor/refusals.rs`).
+#[derive(Debug)]
+pub struct RefusedWrite {
+    pub peer: IpAddr,
+    account: Option<String>,
+    code: i32,
+    facts: String,
+}
+
+impl RefusedWrite {
+    /// `None` when nobody listens to the audit trail.
+    pub fn new(peer: IpAddr, account: Option<&str>, req: &RemotingCommand) -> Option<Box<RefusedWrite>> {
+        enabled().then(|| {
+            let facts = answered_facts(account, req);
+            Box::new(RefusedWrite { peer, account: account.map(str::to_owned), code: req.code, facts })
+        })
+    }
+
+    /// The line, with the refusal's outcome and remark.
+    pub fn write(&self, response: &RemotingCommand) {
+        let remark = response.remark.as_deref().unwrap_or("");
+        line(self.peer, self.account.as_deref(), self.code, &self.facts, response.code, remark, false);
+    }
+}
+
+/// The refused writes of one peer (`None`: of the peers past the tracked ones) not audited one by one in the
+/// interval that just ended.
+pub fn refusals_summary(peer: Option<IpAddr>, reason: &str, more: u64, seconds: i64) {
+    let from = peer.map_or_else(|| "other peers".to_string(), |p| p.to_string());
+    tracing::info!(target: "audit", peer = %from, reason, more, seconds,
+        "… and {more} more refusals of {reason} from {from} in the last {seconds}s");
 }
 
 /// A write the writer applied (or failed to make durable), answered `outcome` with `remark`. `routine`: it changed
