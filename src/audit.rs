@@ -2,6 +2,8 @@
 //! under the tracing target `audit` (docs/security.md has the format). `auditLogPath` sends these lines to a file
 //! of their own; `RUST_LOG=audit=off` silences them. Lines name the peer, the account (if the request was signed),
 //! the request, its facts (broker, topic, namespace/key, config keys: never values or secrets) and the outcome.
+//! Whatever a peer chose is cut to a bound first (`crate::clip`): a line is never longer than a few KiB, however
+//! long the names in the request.
 //!
 //! Liveness that changes nothing an operator would look for is logged at DEBUG: accepted heartbeats (904),
 //! QUERY_DATA_VERSION (322) and re-registrations that leave the routes as they were — every broker sends those
@@ -11,6 +13,7 @@ use std::net::IpAddr;
 
 use tracing::Level;
 
+use crate::clip::{clip, ACCESS_KEY_CHARS, NAME_CHARS, REMARK_CHARS};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 
 /// The tracing target of every audit line.
@@ -21,18 +24,57 @@ pub fn enabled() -> bool {
     tracing::enabled!(target: "audit", Level::INFO)
 }
 
-/// A write (or a refused request) answered without reaching the writer: refused by the allow-list or the ACL,
-/// invalid, or with nothing to do.
+/// A write answered without reaching the writer: invalid, or with nothing to do. (Writes refused for a limit, the
+/// allow-list or the ACL go through `RefusedWrite`.)
 pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
     if enabled() {
         let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
-        let mut facts = request_facts(req);
-        // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
-        if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
-            push(&mut facts, "claimedAccount", claimed);
-        }
-        line(peer, account, req.code, &facts, code, remark, false);
+        line(peer, account, req.code, &answered_facts(account, req), code, remark, false);
     }
+}
+
+fn answered_facts(account: Option<&str>, req: &RemotingCommand) -> String {
+    let mut facts = request_facts(req);
+    // Not signed (or not verified): the account it claimed to be, so that a refusal can be traced.
+    if let (None, Some(claimed)) = (account, req.ext(crate::acl::signature::ACCESS_KEY)) {
+        push(&mut facts, "claimedAccount", &clip(claimed, ACCESS_KEY_CHARS));
+    }
+    facts
+}
+
+/// The audit line of a write refused for a limit, the allow-list or the ACL: built where the request is at hand
+/// (`handlers::dispatch`, on a reactor or the decoder thread), then written — or counted into a summary, when the
+/// same peer was refused the same way moments before — by the reactor that answers it (`reactor/refusals.rs`).
+#[derive(Debug)]
+pub struct RefusedWrite {
+    pub peer: IpAddr,
+    account: Option<String>,
+    code: i32,
+    facts: String,
+}
+
+impl RefusedWrite {
+    /// `None` when nobody listens to the audit trail.
+    pub fn new(peer: IpAddr, account: Option<&str>, req: &RemotingCommand) -> Option<Box<RefusedWrite>> {
+        enabled().then(|| {
+            let facts = answered_facts(account, req);
+            Box::new(RefusedWrite { peer, account: account.map(str::to_owned), code: req.code, facts })
+        })
+    }
+
+    /// The line, with the refusal's outcome and remark.
+    pub fn write(&self, response: &RemotingCommand) {
+        let remark = response.remark.as_deref().unwrap_or("");
+        line(self.peer, self.account.as_deref(), self.code, &self.facts, response.code, remark, false);
+    }
+}
+
+/// The refused writes of one peer (`None`: of the peers past the tracked ones) not audited one by one in the
+/// interval that just ended.
+pub fn refusals_summary(peer: Option<IpAddr>, reason: &str, more: u64, seconds: i64) {
+    let from = peer.map_or_else(|| "other peers".to_string(), |p| p.to_string());
+    tracing::info!(target: "audit", peer = %from, reason, more, seconds,
+        "… and {more} more refusals of {reason} from {from} in the last {seconds}s");
 }
 
 /// A write the writer applied (or failed to make durable), answered `outcome` with `remark`. `routine`: it changed
@@ -44,6 +86,7 @@ pub fn applied(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outc
 fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i32, remark: &str, routine: bool) {
     let request = crate::protocol::code::request_name(code);
     let account = account.unwrap_or("-");
+    let remark = &*clip(remark, REMARK_CHARS);
     if routine && outcome == ResponseCode::SUCCESS {
         tracing::debug!(target: "audit", %peer, account, request, code, facts, outcome, remark, "request");
     } else {
@@ -53,6 +96,7 @@ fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i3
 
 /// A broker left the route table, and why.
 pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
+    let (cluster, broker, addr) = (&*clip(cluster, NAME_CHARS), &*clip(broker, NAME_CHARS), &*clip(addr, NAME_CHARS));
     tracing::info!(target: "audit", cluster, broker, id, addr, cause, "broker removed");
 }
 
@@ -99,7 +143,7 @@ pub fn controller(peer: IpAddr, req: &RemotingCommand, response: &RemotingComman
             push(&mut facts, shown, v);
         }
     }
-    let (outcome, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
+    let (outcome, remark) = (response.code, &*clip(response.remark.as_deref().unwrap_or(""), REMARK_CHARS));
     tracing::info!(target: "audit", %peer, request, code = req.code, facts, outcome, remark, "controller request");
 }
 
@@ -132,8 +176,9 @@ pub fn request_facts(req: &RemotingCommand) -> String {
 }
 
 /// Appends `key=value`, space-separated, with the value quoted if it has a space or a quote (names are peers'
-/// input: a crafted one must not fake another field).
+/// input: a crafted one must not fake another field) and cut to `NAME_CHARS` (nor flood the trail).
 pub fn push(out: &mut String, key: &str, value: &str) {
+    let value = &*clip(value, NAME_CHARS);
     if !out.is_empty() {
         out.push(' ');
     }
@@ -163,5 +208,16 @@ mod tests {
         assert_eq!(request_facts(&req), "keys=orderMessageEnable,kvConfigPath");
         let req = RemotingCommand::request(C::WIPE_WRITE_PERM_OF_BROKER, 1).with_ext("brokerName", "b x=1");
         assert_eq!(request_facts(&req), "brokerName=\"b x=1\"");
+    }
+
+    #[test]
+    fn long_names_are_cut_in_the_facts() {
+        let topic = "t".repeat(100_000);
+        let req = RemotingCommand::request(C::DELETE_TOPIC_IN_NAMESRV, 1).with_ext("topic", &topic);
+        let facts = request_facts(&req);
+        assert_eq!(facts, format!("topic=\"{}…(+99872 chars)\"", "t".repeat(128)));
+        let topic = "t".repeat(128);
+        let req = RemotingCommand::request(C::DELETE_TOPIC_IN_NAMESRV, 1).with_ext("topic", &topic);
+        assert_eq!(request_facts(&req), format!("topic={topic}"), "a name at the bound is kept whole");
     }
 }

@@ -101,12 +101,18 @@ impl Decoder {
             response,
             received: job.received,
         };
-        let handlers::Dispatched { action, account } = handlers::dispatch_guarded(&ctx, req);
+        let handlers::Dispatched { action, account, audit } = handlers::dispatch_guarded(&ctx, req);
         match action {
             Action::Reply(r) => Some(reply(r)),
-            Action::Refused(response, limit) => {
-                Some(Completion::Refused { conn: job.conn, code: req.code, response, limit, received: job.received })
-            }
+            Action::Refused(response, limit) => Some(Completion::Refused {
+                conn: job.conn,
+                peer: job.peer.ip(),
+                code: req.code,
+                response,
+                limit,
+                audit,
+                received: job.received,
+            }),
             // Received when the reactor read it, so the latency metric includes the wait here.
             Action::Write(op) => {
                 let origin = Origin { received: job.received, ..Origin::new(job.conn, req, job.peer.ip(), account) };

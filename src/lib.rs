@@ -48,6 +48,7 @@ pub mod acl_reload;
 pub mod allow_list;
 pub mod audit;
 pub mod cli;
+pub mod clip;
 pub mod clock;
 pub mod config;
 pub mod controller;

@@ -2,7 +2,7 @@
 //! `limit` label of `namesrv_limit_hits_total`.
 
 /// A limit, or a protection that refuses requests the same way (allow-list, ACL).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Limit {
     AdminAllowList,
     Acl,

@@ -430,3 +430,58 @@ fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
     assert_eq!((info.ext("masterBrokerId"), info.ext("masterEpoch")), (Some("2"), Some("2")));
     drop(a);
 }
+
+/// Twenty connections that each announce a 4 MiB frame and send part of it: the controller port reads them under
+/// `controllerFrameBytes` (8 MiB here), so what its read buffers hold stays near the budget (without it every
+/// connection reserved its frame's length: 80 MiB), the rest wait, a normal client is answered meanwhile, and all
+/// the room comes back when they close.
+#[test]
+fn half_sent_big_frames_are_read_under_one_budget() {
+    use std::io::Write;
+    use std::sync::atomic::Ordering::Relaxed;
+    const BUDGET: usize = 8 * 1024 * 1024;
+    const FRAME: usize = 4 * 1024 * 1024;
+    const CONNS: usize = 20;
+    let store = tempfile::tempdir().unwrap();
+    let srv = InProc::start(|c| {
+        controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
+        c.extra.insert("controllerFrameBytes".into(), BUDGET.to_string());
+    });
+    wait_leader(&mut ctl(&srv));
+    let m = srv.metrics().controller.clone();
+    let addr = srv.controller_addr().unwrap();
+    let half: Vec<std::net::TcpStream> = (0..CONNS)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.write_all(&(FRAME as u32 - 4).to_be_bytes()).unwrap();
+            // As much of the first half as the kernel takes without blocking: a server that stops reading is the
+            // point, so the rest may never go.
+            s.set_nonblocking(true).unwrap();
+            let chunk = vec![0u8; 64 * 1024];
+            for _ in 0..FRAME / 2 / chunk.len() {
+                if s.write(&chunk).is_err() {
+                    break;
+                }
+            }
+            s
+        })
+        .collect();
+
+    let bound = (BUDGET + CONNS * 64 * 1024) as u64;
+    let settled = eventually(WAIT, || {
+        m.read_buffer_bytes.load(Relaxed) > bound || m.frames_waiting.load(Relaxed) == (CONNS - BUDGET / FRAME) as u64
+    });
+    let held = m.read_buffer_bytes.load(Relaxed);
+    eprintln!("read buffers: {held} bytes, waiting: {}", m.frames_waiting.load(Relaxed));
+    assert!(held <= bound, "read buffers hold {held} bytes with {CONNS} half frames of {FRAME}: over {bound}");
+    assert!(settled, "waiting: {}", m.frames_waiting.load(Relaxed));
+    assert_eq!(m.frame_room_bytes.load(Relaxed), BUDGET as u64, "two frames fill the budget");
+
+    let mut fresh = ctl(&srv);
+    assert_eq!(metadata(&mut fresh).ext("isLeader"), Some("true"), "a normal client is answered meanwhile");
+
+    drop(half);
+    let freed = eventually(WAIT, || m.frame_room_bytes.load(Relaxed) == 0 && m.frames_waiting.load(Relaxed) == 0);
+    assert!(freed, "room {} waiting {}", m.frame_room_bytes.load(Relaxed), m.frames_waiting.load(Relaxed));
+    assert!(m.read_buffer_bytes.load(Relaxed) < 64 * 1024, "{}", m.read_buffer_bytes.load(Relaxed));
+}

@@ -107,15 +107,26 @@ impl Refusal {
     }
 }
 
+/// The account is the peer's claim: a long one is cut (`clip::ACCESS_KEY_CHARS`), so that a refusal never echoes
+/// more than a line's worth of whatever the peer sent.
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::clip::{clip, ACCESS_KEY_CHARS};
         match self {
             Refusal::NoAccessKey => f.write_str("[ACL] no AccessKey: this name server requires signed requests"),
-            Refusal::UnknownAccount(ak) => write!(f, "[ACL] no account {ak:?}"),
-            Refusal::NotFromAllowedAddress(ak) => write!(f, "[ACL] account {ak:?} may not be used from this address"),
-            Refusal::NoSignature(ak) => write!(f, "[ACL] request of account {ak:?} is not signed"),
-            Refusal::BadSignature(ak) => write!(f, "[ACL] signature check failed for account {ak:?}"),
-            Refusal::NotAdmin(ak) => write!(f, "[ACL] account {ak:?} is not an admin account"),
+            Refusal::UnknownAccount(ak) => write!(f, "[ACL] no account {:?}", clip(ak, ACCESS_KEY_CHARS)),
+            Refusal::NotFromAllowedAddress(ak) => {
+                write!(f, "[ACL] account {:?} may not be used from this address", clip(ak, ACCESS_KEY_CHARS))
+            }
+            Refusal::NoSignature(ak) => {
+                write!(f, "[ACL] request of account {:?} is not signed", clip(ak, ACCESS_KEY_CHARS))
+            }
+            Refusal::BadSignature(ak) => {
+                write!(f, "[ACL] signature check failed for account {:?}", clip(ak, ACCESS_KEY_CHARS))
+            }
+            Refusal::NotAdmin(ak) => {
+                write!(f, "[ACL] account {:?} is not an admin account", clip(ak, ACCESS_KEY_CHARS))
+            }
         }
     }
 }
@@ -232,5 +243,14 @@ mod tests {
         assert!(!shown.contains("readsecret") && !shown.contains("adminsecret"), "{shown}");
         let e = acl.check(ip("203.0.113.7"), &signed("reader01", "readsecret"), true).unwrap_err();
         assert_eq!(e.to_string(), "[ACL] account \"reader01\" is not an admin account");
+    }
+
+    #[test]
+    fn a_long_claimed_account_is_cut_in_the_remark() {
+        let key = format!("{}{}", "a".repeat(64), "b".repeat(960));
+        let e = acl().check(ip("203.0.113.7"), &signed(&key, "x"), false).unwrap_err();
+        let shown = e.to_string();
+        assert_eq!(shown, format!("[ACL] no account \"{}…(+960 chars)\"", "a".repeat(64)));
+        assert!(!shown.contains('b'), "{shown}");
     }
 }

@@ -32,6 +32,7 @@ use crate::metrics::ControllerMetrics;
 pub mod net;
 pub mod node;
 pub mod outbound;
+pub mod room;
 pub mod server;
 pub mod settings;
 pub mod wire;
@@ -159,9 +160,11 @@ pub fn start(
         }
         Ok::<_, ControllerStartError>(raft)
     })?;
-    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock, metrics, allow_list));
+    let node = Arc::new(Node::new(raft, Arc::clone(&settings), view, clock, Arc::clone(&metrics), allow_list));
     let ctx = Arc::new(server::Listener {
         max_frame,
+        frames: room::FrameRoom::new(settings.frame_bytes, Arc::clone(&metrics)),
+        metrics: Arc::clone(&metrics),
         raft_peers: settings.peers.iter().filter_map(|p| p.addr.parse::<SocketAddr>().ok()).map(|a| a.ip()).collect(),
     });
     let (stop, stopped) = oneshot::channel();

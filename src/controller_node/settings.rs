@@ -35,7 +35,13 @@ pub const KEYS: &[&str] = &[
     "metricsPromExporterHost",
     "metricsLabel",
     "metricsInDelta",
+    // Ours (not in 1010's answer): the budget of big frames being read on the controller port (`room.rs`).
+    "controllerFrameBytes",
 ];
+
+/// `controllerFrameBytes`' default: two frames of the default `maxFrameLength`. Brokers' requests are small; Raft's
+/// big messages (a snapshot, a long append) come from two or four peers.
+pub const DEFAULT_FRAME_BYTES: usize = 32 * 1024 * 1024;
 
 /// One controller of the group, as `controllerDLegerPeers` names it (`n0-127.0.0.1:9878`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +71,8 @@ pub struct Settings {
     pub elect_master_max_retry_count: u32,
     pub enable_elect_unclean_master: bool,
     pub notify_broker_role_changed: bool,
+    /// `controllerFrameBytes` (ours): bytes of big frames the controller port reads at once (0 = unlimited).
+    pub frame_bytes: usize,
     /// The Java knobs we accept without a meaning here (thread pools, DLedger's file size, metrics exporters), as the
     /// file set them: 1010 shows them as Java would.
     pub inert: BTreeMap<String, String>,
@@ -137,6 +145,7 @@ impl Settings {
                 .clamp(1, 100) as u32,
             enable_elect_unclean_master: flag(get("enableElectUncleanMaster"), false),
             notify_broker_role_changed: flag(get("notifyBrokerRoleChanged"), true),
+            frame_bytes: size(get("controllerFrameBytes"), "controllerFrameBytes", DEFAULT_FRAME_BYTES)?,
             inert: INERT_DEFAULTS
                 .iter()
                 .map(|(k, default)| {
@@ -217,6 +226,10 @@ fn number(value: Option<&str>, key: &'static str, default: i64) -> Result<i64, S
     value.map_or(Ok(default), |v| v.parse().map_err(|_| SettingsError::Value { key, value: v.to_owned() }))
 }
 
+fn size(value: Option<&str>, key: &'static str, default: usize) -> Result<usize, SettingsError> {
+    value.map_or(Ok(default), |v| v.parse().map_err(|_| SettingsError::Value { key, value: v.to_owned() }))
+}
+
 fn positive(key: &'static str, ms: i64) -> Result<u64, SettingsError> {
     u64::try_from(ms).ok().filter(|ms| *ms > 0).ok_or(SettingsError::Value { key, value: ms.to_string() })
 }
@@ -253,6 +266,20 @@ mod tests {
         assert_eq!(s.peers_text(), "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:127.0.0.1:9858;");
         assert_eq!((s.elect_master_max_retry_count, s.scan_inactive_master_interval_ms), (3, 5000));
         assert!(s.notify_broker_role_changed && !s.enable_elect_unclean_master);
+        assert_eq!(s.frame_bytes, DEFAULT_FRAME_BYTES);
+    }
+
+    #[test]
+    fn controller_frame_bytes_is_read_and_a_bad_value_stops_start_up() {
+        let mut file = three();
+        file.insert("controllerFrameBytes".into(), "1048576".into());
+        assert_eq!(Settings::from_keys(&file, 5000).unwrap().frame_bytes, 1_048_576);
+        file.insert("controllerFrameBytes".into(), "-1".into());
+        assert!(matches!(
+            Settings::from_keys(&file, 5000),
+            Err(SettingsError::Value { key: "controllerFrameBytes", .. })
+        ));
+        assert!(Settings::refuses_update_of("controllerFrameBytes"), "read once, at start");
     }
 
     #[test]

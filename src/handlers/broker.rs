@@ -25,7 +25,7 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
             let remark = format!(
                 "[LIMIT] registration of broker {} carries {} topics, more than maxTopicsPerRegistration={}; \
                  nothing applied",
-                reg.broker_name,
+                crate::clip::clip(&reg.broker_name, crate::clip::NAME_CHARS),
                 body.topics(&reg),
                 config.max_topics_per_registration
             );

@@ -14,6 +14,7 @@ pub mod topic;
 use std::net::IpAddr;
 
 use crate::acl::Caller;
+use crate::audit::RefusedWrite;
 use crate::limit::Limit;
 pub use crate::protocol::command::{reply, success, system_busy, system_error, OVERLOAD_REMARK};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
@@ -46,7 +47,8 @@ pub enum Action {
     Reply(RemotingCommand),
     /// Let the writer apply this and answer.
     Write(WriteOp),
-    /// Answer now: the peer went over `Limit`. The reactor logs this once per connection, not once per request.
+    /// Answer now: the peer went over `Limit`. The reactor logs the first of a peer's refusals in full and sums up
+    /// the ones that follow (`reactor/refusals.rs`).
     Refused(RemotingCommand, Limit),
 }
 
@@ -86,11 +88,9 @@ fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<RemotingCo
 pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     let refused = |response: RemotingCommand, limit: Limit| {
         // Refused reads are not audited (a misconfigured client would flood the trail): they are counted and
-        // logged once per connection like every limit.
-        if is_write(req.code) {
-            crate::audit::answered(ctx.peer, None, req, &response);
-        }
-        Dispatched { action: Action::Refused(response, limit), account: None }
+        // logged like every limit.
+        let audit = is_write(req.code).then(|| RefusedWrite::new(ctx.peer, None, req)).flatten();
+        Dispatched { action: Action::Refused(response, limit), account: None, audit }
     };
     if let Some(response) = refuse_unlisted_writer(ctx, req) {
         return refused(response, Limit::AdminAllowList);
@@ -107,12 +107,15 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
         (Action::Write(_), Some(account)) => Some(account.to_string()),
         _ => None,
     };
+    let mut audit = None;
     if is_write(req.code) {
-        if let Action::Reply(response) | Action::Refused(response, _) = &action {
-            crate::audit::answered(ctx.peer, caller.account(), req, response);
+        match &action {
+            Action::Reply(response) => crate::audit::answered(ctx.peer, caller.account(), req, response),
+            Action::Refused(..) => audit = RefusedWrite::new(ctx.peer, caller.account(), req),
+            Action::Write(_) => {}
         }
     }
-    Dispatched { action, account }
+    Dispatched { action, account, audit }
 }
 
 /// A handler's verdict and, for a write, who signed it (the writer's audit line names the account).
@@ -120,6 +123,8 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
 pub struct Dispatched {
     pub action: Action,
     pub account: Option<String>,
+    /// A write refused for a limit: its audit line, for the reactor to write or sum up (`reactor/refusals.rs`).
+    pub audit: Option<Box<RefusedWrite>>,
 }
 
 /// THE match on the request code.
@@ -174,7 +179,7 @@ pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(ctx, req))).unwrap_or_else(|_| {
         tracing::error!(code = req.code, "handler panicked");
         let response = system_error(req, format!("internal error handling request code {}", req.code));
-        Dispatched { action: Action::Reply(response), account: None }
+        Dispatched { action: Action::Reply(response), account: None, audit: None }
     })
 }
 

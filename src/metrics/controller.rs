@@ -30,6 +30,12 @@ pub struct ControllerMetrics {
     pub request_failures: AtomicU64,
     /// By `ELECTION_RESULTS`.
     pub elections: [AtomicU64; 3],
+    /// Bytes of `controllerFrameBytes` taken by big frames being read (`controller_node/room.rs`),
+    pub frame_room_bytes: AtomicU64,
+    /// connections waiting for room,
+    pub frames_waiting: AtomicU64,
+    /// and the capacity of the connections' read buffers: what the port holds for frames not whole yet.
+    pub read_buffer_bytes: AtomicU64,
 }
 
 impl ControllerMetrics {
@@ -68,6 +74,12 @@ pub(super) fn render(o: &mut String, c: &ControllerMetrics) {
     for (result, n) in ELECTION_RESULTS.iter().zip(&c.elections) {
         let _ = writeln!(o, "namesrv_controller_elections_total{{result=\"{result}\"}} {}", n.load(Relaxed));
     }
+    let room = c.frame_room_bytes.load(Relaxed);
+    metric(o, "namesrv_controller_frame_room_bytes", "gauge", "controllerFrameBytes taken by big frames.", room);
+    let waiting = c.frames_waiting.load(Relaxed);
+    metric(o, "namesrv_controller_frames_waiting", "gauge", "Connections waiting for room for a big frame.", waiting);
+    let buffers = c.read_buffer_bytes.load(Relaxed);
+    metric(o, "namesrv_controller_read_buffer_bytes", "gauge", "Read buffers of the controller port.", buffers);
 }
 
 /// A label value with Prometheus's escapes (group names are the brokers' input).

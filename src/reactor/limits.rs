@@ -1,13 +1,19 @@
 //! The reactor's side of the resource limits (decision 0006): `maxConnections` at accept, requests refused by a
 //! handler for a limit, `maxPendingWriteBytes` (pause, then close after `slowReaderCloseSeconds`) and the idle
-//! timeout. Each refusal is counted in `namesrv_limit_hits_total` and logged once per connection (or, for
-//! connections refused at accept, at most once per `REFUSAL_LOG_INTERVAL_MS`).
+//! timeout. Each refusal is counted in `namesrv_limit_hits_total`; a refused request is logged (and audited, for a
+//! write) in full the first time a peer is refused for that limit in an interval, and summed up after
+//! (`refusals.rs`); a pause once per connection; connections refused at accept at most once per
+//! `REFUSAL_LOG_INTERVAL_MS`.
 
 use tracing::warn;
 
 use super::conn::{Admission, ADMISSION_LIMIT_MS};
+use super::refusals::{Summary, Verdict};
 use super::{Reactor, REFUSAL_LOG_INTERVAL_MS};
+use crate::audit::RefusedWrite;
+use crate::clip::{clip, REMARK_CHARS};
 use crate::limit::Limit;
+use crate::protocol::RemotingCommand;
 
 impl Reactor {
     /// Counts a connection closed for `maxConnections`; logs at most one line per `REFUSAL_LOG_INTERVAL_MS`.
@@ -32,21 +38,45 @@ impl Reactor {
         self.metrics.limit_hit(Limit::Connections);
     }
 
-    /// A request refused for `limit`: counted every time, logged once per connection. Here and below the line is
-    /// written before the count, so that whoever sees the count (a test, an alert) finds the line too.
-    pub(super) fn over_limit(&mut self, key: usize, limit: Limit, remark: &str) {
-        if let Some(conn) = self.conns.get_mut(key) {
-            if conn.first_time_over(limit) {
-                warn!(
-                    reactor = self.id,
-                    peer = %conn.peer,
-                    limit = limit.name(),
-                    remark,
-                    "request refused (logged once per connection; all are counted in namesrv_limit_hits_total)"
-                );
+    /// A request of `peer` refused for `limit` with `response` (`audit`: its audit line, for a write): counted
+    /// every time; logged and audited in full the first time in an interval, summed up after. Here and below the
+    /// line is written before the count, so that whoever sees the count (a test, an alert) finds the line too.
+    pub(super) fn over_limit(
+        &mut self,
+        peer: std::net::IpAddr,
+        limit: Limit,
+        response: &RemotingCommand,
+        audit: Option<Box<RefusedWrite>>,
+    ) {
+        let (verdict, ended) = self.refusals.note(peer, limit, audit.is_some(), self.now_ms);
+        if let Some(summary) = ended {
+            self.summarise(&summary);
+        }
+        if verdict == Verdict::Full {
+            if let Some(audit) = audit {
+                audit.write(response);
             }
+            warn!(
+                reactor = self.id,
+                %peer,
+                limit = limit.name(),
+                remark = &*clip(response.remark.as_deref().unwrap_or_default(), REMARK_CHARS),
+                "request refused (more like it from this peer within 10 s are summed up in one line; all are \
+                 counted in namesrv_limit_hits_total)"
+            );
         }
         self.metrics.limit_hit(limit);
+    }
+
+    /// The line (and, if writes were among them, the audit line) of the refusals counted in an interval.
+    fn summarise(&self, s: &Summary) {
+        let (limit, more, seconds) = (s.limit.name(), s.more, s.seconds);
+        let from = s.peer.map_or_else(|| "other peers".to_string(), |p| p.to_string());
+        warn!(reactor = self.id, peer = %from, limit, more, seconds,
+            "… and {more} more refusals of {limit} from {from} in the last {seconds}s");
+        if s.writes > 0 {
+            crate::audit::refusals_summary(s.peer, limit, s.writes, seconds);
+        }
     }
 
     /// `maxPendingWriteBytes`: notes when a peer's unread replies go over the limit (it is not read from while
@@ -79,7 +109,8 @@ impl Reactor {
         }
     }
 
-    /// Once a second, in one pass over the connections: closes idle connections (`serverChannelMaxIdleTimeSeconds`)
+    /// Once a second: writes the summaries of the refusals of intervals that ended, and in one pass over the
+    /// connections closes idle connections (`serverChannelMaxIdleTimeSeconds`)
     /// and peers that stayed over `maxPendingWriteBytes` for `slowReaderCloseSeconds`, and gives back the room of
     /// big frames that took longer than `ADMISSION_LIMIT_MS` to arrive (decision 0027).
     pub(super) fn close_idle(&mut self) {
@@ -88,6 +119,11 @@ impl Reactor {
             return;
         }
         self.last_idle_check_ms = now;
+        let mut ended = Vec::new();
+        self.refusals.due(now, &mut ended);
+        for summary in &ended {
+            self.summarise(summary);
+        }
         let (idle_ms, slow_ms) = (self.shared.settings.idle_ms, self.shared.settings.slow_reader_close_ms);
         let (mut idle, mut slow) = (Vec::new(), Vec::new());
         for (key, c) in self.conns.iter_mut() {

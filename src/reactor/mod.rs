@@ -11,6 +11,7 @@ pub mod conn;
 mod deferral;
 mod limits;
 pub mod outbound;
+mod refusals;
 mod shared;
 pub mod transport;
 
@@ -44,6 +45,9 @@ const LISTENER: Token = Token(usize::MAX - 1);
 pub const WAKER: Token = Token(usize::MAX - 2);
 /// How often idle connections are looked for (and the longest a poll sleeps).
 const TICK: Duration = Duration::from_millis(100);
+
+/// A request refused for a limit, with its audit line if it was a write (`refusals.rs` decides whether to write it).
+type Refused = (Limit, Option<Box<crate::audit::RefusedWrite>>);
 
 /// Bytes read from one connection per wake before others get a turn.
 const READ_BUDGET: usize = 1024 * 1024;
@@ -86,6 +90,8 @@ pub struct Reactor {
     /// Connections refused by `maxConnections` since the last log line, and when that line was written.
     refused_since_log: u64,
     last_refusal_log_ms: Option<i64>,
+    /// Requests refused for a limit, by peer: the first in full, the rest summed up (`refusals.rs`).
+    refusals: refusals::Digest,
 }
 
 impl Reactor {
@@ -125,6 +131,7 @@ impl Reactor {
             listener_closed: false,
             refused_since_log: 0,
             last_refusal_log_ms: None,
+            refusals: refusals::Digest::default(),
         };
         Ok(reactor)
     }
@@ -324,8 +331,8 @@ impl Reactor {
                 }
                 Route::Here => {
                     let (answer, over) = self.handle(id, peer, &cmd);
-                    if let (Some(limit), Some(resp)) = (over, &answer) {
-                        self.over_limit(key, limit, resp.remark.as_deref().unwrap_or_default());
+                    if let (Some((limit, audit)), Some(resp)) = (over, &answer) {
+                        self.over_limit(peer.ip(), limit, resp, audit);
                     }
                     answer
                 }
@@ -372,7 +379,7 @@ impl Reactor {
         id: ConnId,
         peer: std::net::SocketAddr,
         cmd: &RemotingCommand,
-    ) -> (Option<RemotingCommand>, Option<Limit>) {
+    ) -> (Option<RemotingCommand>, Option<Refused>) {
         let snapshot = self.shared.cell.load();
         let acl = self.shared.acl.as_ref().map(|a| a.load());
         let ctx = Ctx {
@@ -386,11 +393,11 @@ impl Reactor {
             // A reactor defers every large registration to the decoder; what it decodes itself is short.
             give_way: || {},
         };
-        let handlers::Dispatched { action, account } = handlers::dispatch_guarded(&ctx, cmd);
+        let handlers::Dispatched { action, account, audit } = handlers::dispatch_guarded(&ctx, cmd);
         drop(snapshot);
         let reply = match action {
             Action::Reply(r) => Some(r),
-            Action::Refused(r, limit) => return (Some(r), Some(limit)),
+            Action::Refused(r, limit) => return (Some(r), Some((limit, audit))),
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
                 match command::submit(
@@ -451,14 +458,10 @@ impl Reactor {
                 Completion::Reply { conn, response, code, received } => {
                     self.reply(conn, &response, code, received, &mut touched, &mut touched_read);
                 }
-                Completion::Refused { conn, response, code, limit, received } => {
+                Completion::Refused { conn, peer, response, code, limit, audit, received } => {
+                    // Logged before the reply goes, as on the reactor's own refusals.
+                    self.over_limit(peer, limit, &response, audit);
                     self.reply(conn, &response, code, received, &mut touched, &mut touched_read);
-                    let key = conn.token as usize;
-                    if self.conns.get(key).is_some_and(|c| c.gen == conn.gen) {
-                        self.over_limit(key, limit, response.remark.as_deref().unwrap_or_default());
-                    } else {
-                        self.metrics.limit_hit(limit);
-                    }
                 }
                 Completion::Adopt { stream, peer } => {
                     // Bytes may have arrived before registration; edge-triggered readiness would not report them.

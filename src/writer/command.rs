@@ -259,12 +259,15 @@ pub enum Completion {
     Done { conn: ConnId, request: RemotingCommand, outcome: Outcome, received: std::time::Instant },
     /// Send this response (built by the decoder thread) on `conn` if it is still the same connection.
     Reply { conn: ConnId, response: RemotingCommand, code: i32, received: std::time::Instant },
-    /// A request refused for a limit (by the decoder thread): sent like `Reply`, counted and logged as a refusal.
+    /// A request refused for a limit (by the decoder thread): sent like `Reply`, counted and logged as a refusal
+    /// of `peer` (with its audit line, for a write).
     Refused {
         conn: ConnId,
+        peer: std::net::IpAddr,
         response: RemotingCommand,
         code: i32,
         limit: crate::limit::Limit,
+        audit: Option<Box<crate::audit::RefusedWrite>>,
         received: std::time::Instant,
     },
     /// Close `conn` (its broker expired).
