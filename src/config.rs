@@ -256,6 +256,15 @@ config_table! {
     // Authentication (docs/security.md): the broker's key name, and the 4.x account file.
     Ours Start acl_enable: bool = false, "aclEnable";
     Ours Start acl_file: String = String::new(), "aclFile";
+    // ACL 2.0 (5.3+), with the brokers' key names (AuthConfig): users learned from the brokers (auth_sync), the
+    // credential the cluster's brokers and proxies sign with, request codes that need no signature, a Super user
+    // known from the start; and ours: how often the brokers are asked, and where the last good list is kept.
+    Ours Start authentication_enabled: bool = false, "authenticationEnabled";
+    Ours Start inner_client_authentication_credentials: String = String::new(), "innerClientAuthenticationCredentials";
+    Ours Start authentication_whitelist: String = String::new(), "authenticationWhitelist";
+    Ours Start init_authentication_user: String = String::new(), "initAuthenticationUser";
+    Ours Start auth_users_refresh_seconds: u64 = 10, "authUsersRefreshSeconds";
+    Ours Start auth_users_path: String = home_path("namesrv/authUsers.json"), "authUsersPath";
     // The audit trail (target `audit`) to a file of its own, appended; empty = with the other logs.
     Ours Start audit_log_path: String = String::new(), "auditLogPath";
     // The main log (crate::logging): empty logDir = stderr; else logDir/namesrv.log, rolled at logMaxFileSize

@@ -33,6 +33,8 @@
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
+//! - `acl`, `acl_reload`, `auth_sync`: authentication — the account file and its reload (ACL 1.0), the users
+//!   learned from the brokers (ACL 2.0); `audit`: the audit trail; `critical`: threads the process needs to live.
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
 //!   topic deletion; mqadmin's command names too).
 //!
@@ -47,6 +49,7 @@ pub mod acl;
 pub mod acl_reload;
 pub mod allow_list;
 pub mod audit;
+pub mod auth_sync;
 pub mod cli;
 pub mod clip;
 pub mod clock;

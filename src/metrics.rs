@@ -148,6 +148,12 @@ pub struct AclMetrics {
     pub accounts: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_failures: AtomicU64,
+    /// ACL 2.0 (`authenticationEnabled`): user lists learned from the brokers, rounds in which no broker answered,
+    /// and users the brokers of the last round described differently.
+    pub users_mode: std::sync::atomic::AtomicBool,
+    pub user_refreshes: AtomicU64,
+    pub user_refresh_failures: AtomicU64,
+    pub user_disagreements: AtomicU64,
 }
 
 /// Everything `/metrics` shows.
@@ -226,6 +232,22 @@ impl Metrics {
         metric(&mut o, "namesrv_acl_reloads_total", "counter", "Changed ACL files taken into use.", reloads);
         let failed = acl.reload_failures.load(Relaxed);
         metric(&mut o, "namesrv_acl_reload_failures_total", "counter", "Changed ACL files refused.", failed);
+        if acl.users_mode.load(Relaxed) {
+            let n = acl.user_refreshes.load(Relaxed);
+            metric(
+                &mut o,
+                "namesrv_auth_user_refreshes_total",
+                "counter",
+                "ACL 2.0 user lists learned from brokers.",
+                n,
+            );
+            let n = acl.user_refresh_failures.load(Relaxed);
+            let help = "Refreshes of the ACL 2.0 users in which no broker answered (the last good list stays).";
+            metric(&mut o, "namesrv_auth_user_refresh_failures_total", "counter", help, n);
+            let n = acl.user_disagreements.load(Relaxed);
+            let help = "Users the brokers asked last described differently (the narrowest view is used).";
+            metric(&mut o, "namesrv_auth_user_disagreements", "gauge", help, n);
+        }
 
         let w = &self.writer;
         metric(&mut o, "namesrv_brokers", "gauge", "Live brokers.", w.live_brokers.load(Relaxed));

@@ -31,9 +31,32 @@ pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// `save_atomic` with the writing of the temp file given (tests make it fail). Whatever step fails (writing,
 /// fsync, rename), the temp file is removed: a failed save leaves the directory as it found it, but for `.bak`.
 fn save_with(path: &Path, write: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    save_as(path, Access::Shared, write)
+}
+
+/// Who may read a saved file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// As the umask says, with a `.bak` of the previous version.
+    Shared,
+    /// The owner alone (0600) from the moment the file exists, and no `.bak`: for files that hold passwords.
+    Owner,
+}
+
+/// `save_atomic` for a file only its owner may read (the ACL 2.0 users, with their passwords): the temp file is
+/// created 0600, so there is no moment in which another user could open it.
+pub fn save_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    save_as(path, Access::Owner, |f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    })
+}
+
+fn save_as(path: &Path, access: Access, write: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    if path.exists() {
+    if access == Access::Shared && path.exists() {
         // The backup is a convenience copy for operators; the main file never depends on it.
         let _ = fs::copy(path, bak_path(path));
     }
@@ -42,7 +65,8 @@ fn save_with(path: &Path, write: impl FnOnce(&mut File) -> io::Result<()>) -> io
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = with_suffix(path, &format!("{TMP_INFIX}{}.{n}", std::process::id()));
     // `create_new`: the name is ours alone, so removing it on failure never removes anything else.
-    let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+    let mode = if access == Access::Owner { 0o600 } else { 0o666 };
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
     let written = write(&mut f);
     drop(f);
     if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
@@ -239,5 +263,17 @@ mod tests {
         assert!(!dir.path().join("namesrv.properties.tmp.1.2").exists());
         // A missing directory is nothing to do.
         assert_eq!(remove_stale_temps(&dir.path().join("missing/kvConfig.json")), 0);
+    }
+
+    #[test]
+    fn a_private_file_is_the_owners_alone_from_the_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("authUsers.json");
+        save_private(&path, b"[1]").unwrap();
+        save_private(&path, b"[2]").unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read(&path).unwrap(), b"[2]");
+        assert_eq!(names(dir.path()), ["authUsers.json"], "no .bak of a file with passwords");
     }
 }

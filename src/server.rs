@@ -53,6 +53,12 @@ pub enum StartError {
     Acl(#[from] crate::acl_reload::AclFileError),
     #[error("controller: {0}")]
     Controller(#[from] ControllerStartError),
+    #[error("aclEnable (ACL 1.0, plain_acl.yml) and authenticationEnabled (ACL 2.0, users on the brokers) are both set: choose one")]
+    AuthModes,
+    #[error("authenticationEnabled needs innerClientAuthenticationCredentials, the credential the cluster's brokers sign with")]
+    NoInnerCredentials,
+    #[error(transparent)]
+    Users(#[from] crate::acl::users::UsersError),
 }
 
 /// A running server.
@@ -287,7 +293,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
                 draining: draining.clone(),
                 feed: feed.clone(),
                 live: live_tx,
-                acl,
+                acl: acl.clone(),
                 tls,
                 limits: HttpLimits::from_config(&config),
             };
@@ -295,13 +301,28 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         }
         None => None,
     };
-    let stop_acl = match reloader {
-        Some(reloader) => {
+    let stop_acl = match (reloader, &acl) {
+        (Some(AclKeeper::File(reloader)), _) => {
             let (tx, rx) = bounded::<()>(1);
             threads.push(critical("namesrv-acl-reload".into(), move || reloader.run(rx))?);
             Some(tx)
         }
-        None => None,
+        (Some(AclKeeper::Users { base, path, users }), Some(acl)) => {
+            let sync = crate::auth_sync::UserSync {
+                base,
+                cell: acl.clone(),
+                snapshot: cell.clone(),
+                path,
+                interval: Duration::from_secs(config.auth_users_refresh_seconds.max(1)),
+                metrics: metrics.acl.clone(),
+                users,
+                failing: false,
+            };
+            let (tx, rx) = bounded::<()>(1);
+            threads.push(critical("namesrv-auth-users".into(), move || sync.run(rx))?);
+            Some(tx)
+        }
+        _ => None,
     };
     info!(address = %local_addr, reactors, pinned, "namesrv listening");
     // Java waits shutdownWaitTimeSeconds only with enableShutdownGracefully; we always let in-flight work finish,
@@ -379,13 +400,52 @@ fn critical(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHa
 /// The exit code when a critical thread panicked (EX_SOFTWARE).
 pub const EXIT_THREAD_PANICKED: i32 = crate::critical::EXIT_THREAD_PANICKED;
 
-/// `aclEnable`: the accounts as loaded now, and the thread state that keeps them current.
-type AclParts = (Option<Arc<ArcSwap<crate::acl::Acl>>>, Option<crate::acl_reload::Reloader>);
+/// The accounts as loaded now, and what keeps them current: the account file's reload thread (`aclEnable`), or
+/// the users learned from the brokers (`authenticationEnabled`).
+type AclParts = (Option<Arc<ArcSwap<crate::acl::Acl>>>, Option<AclKeeper>);
+
+enum AclKeeper {
+    File(crate::acl_reload::Reloader),
+    /// Everything but the snapshot, which does not exist yet when the accounts are loaded.
+    Users {
+        base: crate::acl::users::Base,
+        path: std::path::PathBuf,
+        users: Vec<crate::acl::users::User>,
+    },
+}
 
 fn load_acl(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> {
-    if !config.acl_enable {
-        return Ok((None, None));
+    match (config.acl_enable, config.authentication_enabled) {
+        (false, false) => Ok((None, None)),
+        (true, true) => Err(StartError::AuthModes),
+        (true, false) => load_acl_file(config, metrics),
+        (false, true) => load_users(config, metrics),
     }
+}
+
+/// ACL 2.0: the name server's own credentials now, the last good user list from disk, the brokers later.
+fn load_users(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> {
+    use crate::acl::users;
+    let inner = users::inner_credentials(&config.inner_client_authentication_credentials)?;
+    if inner.is_none() {
+        return Err(StartError::NoInnerCredentials);
+    }
+    let base = users::Base {
+        inner,
+        init: users::init_user(&config.init_authentication_user)?,
+        open_codes: users::open_codes(&config.authentication_whitelist),
+    };
+    let path = std::path::PathBuf::from(config.auth_users_path.trim());
+    let cached = crate::auth_sync::load_cache(&path);
+    let acl = users::acl(&base, &cached);
+    info!(path = %path.display(), users = cached.len(), "ACL 2.0 authentication enabled; users are learned from the brokers");
+    metrics.acl.enabled.store(true, Ordering::Relaxed);
+    metrics.acl.users_mode.store(true, Ordering::Relaxed);
+    metrics.acl.accounts.store(acl.accounts.len() as u64, Ordering::Relaxed);
+    Ok((Some(Arc::new(ArcSwap::from_pointee(acl))), Some(AclKeeper::Users { base, path, users: cached })))
+}
+
+fn load_acl_file(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> {
     let path = config.acl_path().map_err(StartError::AclPath)?;
     let (acl, seen) = crate::acl_reload::load(&path)?;
     info!(path = %path.display(), accounts = acl.accounts.len(), white = acl.global_white.len(), "ACL enabled");
@@ -393,7 +453,7 @@ fn load_acl(config: &Config, metrics: &Metrics) -> Result<AclParts, StartError> 
     metrics.acl.accounts.store(acl.accounts.len() as u64, Ordering::Relaxed);
     let cell = Arc::new(ArcSwap::from_pointee(acl));
     let reloader = crate::acl_reload::Reloader { path, cell: cell.clone(), metrics: metrics.acl.clone(), seen };
-    Ok((Some(cell), Some(reloader)))
+    Ok((Some(cell), Some(AclKeeper::File(reloader))))
 }
 
 /// `bindAddress` and `listenPort` as a socket address. The address is an IPv4 or IPv6 address, bare (`::`, as Java

@@ -395,3 +395,187 @@ fn audit_trail_in_its_own_file() {
     assert!(!text.contains("v1") && !text.contains("admin-secret") && !text.contains("Signature"), "{text}");
     assert!(!ns.log().contains("audit:"), "audit lines go to their own file only:\n{}", ns.log());
 }
+
+// ---- authenticationEnabled: ACL 2.0 users learned from the brokers ----
+
+use support::auth_broker::{user, AuthBroker};
+
+const INNER: (&str, &str) = ("inner-ak", "inner-sk-123");
+
+/// An in-process server with ACL 2.0 on, refreshing its users every second.
+fn with_users(tweak: impl FnOnce(&mut Config)) -> InProc {
+    InProc::start(|c| {
+        c.authentication_enabled = true;
+        c.inner_client_authentication_credentials =
+            format!(r#"{{"accessKey":"{}","secretKey":"{}"}}"#, INNER.0, INNER.1);
+        c.auth_users_refresh_seconds = 1;
+        c.auth_users_path = c.kv_config_path.replace("kvConfig.json", "authUsers.json");
+        tweak(c);
+    })
+}
+
+/// A broker registration from `addr` (so that the name server knows where to ask), signed as `signer`.
+fn register_from(addr: SocketAddr, signer: (&str, &str)) -> RemotingCommand {
+    let addr: &'static str = Box::leak(addr.to_string().into_boxed_str());
+    let b = support::registration::Broker { cluster: "AuthCluster", name: "auth-broker", addr, id: 0 };
+    signed(b.register(&["AuthTopic", "AuthTopic2"], 1, 479), signer.0, signer.1)
+}
+
+fn remark(r: &RemotingCommand) -> &str {
+    r.remark.as_deref().unwrap_or("")
+}
+
+/// Asks `req` (built fresh each time) until it is answered `code`, bounded by a few refresh intervals (the users
+/// change on a timer of the server's); the last answer either way, for the caller to assert on.
+fn until_answered(c: &mut Client, code: i32, mut req: impl FnMut() -> RemotingCommand) -> RemotingCommand {
+    let mut last = c.request(req());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while last.code != code && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        last = c.request(req());
+    }
+    last
+}
+
+use std::net::SocketAddr;
+
+#[test]
+fn acl2_users_learned_from_the_brokers_sign_reads_and_only_super_users_write() {
+    let broker = AuthBroker::start(
+        INNER,
+        &[user("carol", "carol-pw", "Normal", "enable"), user("root", "root-pw", "Super", "enable")],
+    );
+    let srv = with_users(|_| {});
+    let mut c = Client::connect(srv.local_addr());
+    // Nobody signs: refused in the broker's words. The inner credential registers before any user is known.
+    let r = c.request(route_req("AuthTopic"));
+    assert_eq!((r.code, remark(&r)), (ResponseCode::NO_PERMISSION, "username cannot be null."));
+    let r = c.request(register_from(broker.addr, INNER));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{}", remark(&r));
+    // Within a refresh, carol reads; a Normal user may not write, a Super user may.
+    let r = until_answered(&mut c, ResponseCode::SUCCESS, || signed(route_req("AuthTopic"), "carol", "carol-pw"));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{}", remark(&r));
+    let r = c.request(signed(route_req("AuthTopic"), "carol", "wrong-pw"));
+    assert_eq!((r.code, remark(&r)), (ResponseCode::NO_PERMISSION, "check signature failed."));
+    let r = c.request(signed(put_kv("v1"), "carol", "carol-pw"));
+    assert_eq!(r.code, ResponseCode::NO_PERMISSION);
+    assert!(remark(&r).starts_with("User:carol is not a Super user"), "{}", remark(&r));
+    assert_eq!(c.request(signed(put_kv("v1"), "root", "root-pw")).code, ResponseCode::SUCCESS);
+    // Disabled on the brokers: refused by name within a refresh; deleted: not found.
+    broker.set_users(&[user("carol", "carol-pw", "Normal", "disable"), user("root", "root-pw", "Super", "enable")]);
+    let r = until_answered(&mut c, ResponseCode::NO_PERMISSION, || signed(route_req("AuthTopic"), "carol", "carol-pw"));
+    assert_eq!(remark(&r), "User:carol is disabled.");
+    broker.set_users(&[user("root", "root-pw", "Super", "enable")]);
+    let r = until_remark(&mut c, "User:carol is not found.", || signed(route_req("AuthTopic"), "carol", "carol-pw"));
+    assert_eq!(remark(&r), "User:carol is not found.");
+    // The list is kept on disk, the owner's alone, and never served: not in 319, not over HTTP.
+    use std::os::unix::fs::PermissionsExt;
+    let saved = Path::new(&srv.config.auth_users_path);
+    assert_eq!(fs::metadata(saved).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(fs::read_to_string(saved).unwrap().contains("root-pw"));
+    let config = c.request(signed(new_cmd(RequestCode::GET_NAMESRV_CONFIG), "root", "root-pw"));
+    let text = String::from_utf8_lossy(&config.body);
+    assert!(!text.contains("inner-sk-123") && !text.contains("root-pw"), "{text}");
+    assert!(srv.metrics().acl.user_refreshes.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+}
+
+/// Like `until_answered`, for a remark.
+fn until_remark(c: &mut Client, want: &str, mut req: impl FnMut() -> RemotingCommand) -> RemotingCommand {
+    let mut last = c.request(req());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while remark(&last) != want && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        last = c.request(req());
+    }
+    last
+}
+
+#[test]
+fn acl2_keeps_the_last_good_users_when_brokers_fail_and_across_a_restart() {
+    let mut broker = AuthBroker::start(INNER, &[user("root", "root-pw", "Super", "enable")]);
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("authUsers.json");
+    let path = saved.display().to_string();
+    let srv = with_users(|c| c.auth_users_path = path.clone());
+    let mut c = Client::connect(srv.local_addr());
+    let r = c.request(register_from(broker.addr, INNER));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{}", remark(&r));
+    let read = || signed(route_req("AuthTopic"), "root", "root-pw");
+    assert_eq!(until_answered(&mut c, ResponseCode::SUCCESS, read).code, ResponseCode::SUCCESS);
+    // The broker goes away: refreshes fail, counted, and root stays known.
+    let failures = || srv.metrics().acl.user_refresh_failures.load(std::sync::atomic::Ordering::Relaxed);
+    broker.stop();
+    assert!(support::eventually(std::time::Duration::from_secs(10), || failures() >= 2), "failures {}", failures());
+    assert_eq!(c.request(read()).code, ResponseCode::SUCCESS, "the last good list stays");
+    drop(c);
+    drop(srv);
+    // A restart with no broker up still knows every user.
+    let srv = with_users(|c| c.auth_users_path = path.clone());
+    let mut c = Client::connect(srv.local_addr());
+    // The routes are gone with the process; the users are not.
+    let cluster = || signed(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO), "root", "root-pw");
+    assert_eq!(c.request(cluster()).code, ResponseCode::SUCCESS, "root, from {path}");
+    let r = c.request(signed(route_req("AuthTopic"), "carol", "x"));
+    assert_eq!(remark(&r), "User:carol is not found.");
+}
+
+#[test]
+fn acl2_a_wrong_inner_credential_locks_nobody_out_and_brokers_that_disagree_give_the_narrowest_view() {
+    // B1 accepts only another credential: it refuses us. B2 and B3 answer, and disagree about two users.
+    let b1 = AuthBroker::start(("someone-else", "other-secret"), &[user("root", "root-pw", "Super", "enable")]);
+    let b2 = AuthBroker::start(
+        INNER,
+        &[
+            user("root", "root-pw", "Super", "enable"),
+            user("dave", "d1", "Normal", "enable"),
+            user("erin", "e", "Super", "enable"),
+        ],
+    );
+    let b3 = AuthBroker::start(
+        INNER,
+        &[
+            user("root", "root-pw", "Super", "enable"),
+            user("dave", "d2", "Normal", "enable"),
+            user("erin", "e", "Normal", "enable"),
+        ],
+    );
+    let srv = with_users(|_| {});
+    let mut c = Client::connect(srv.local_addr());
+    for (i, b) in [&b1, &b2, &b3].iter().enumerate() {
+        let addr: &'static str = Box::leak(b.addr.to_string().into_boxed_str());
+        let name: &'static str = Box::leak(format!("auth-broker-{i}").into_boxed_str());
+        let reg = support::registration::Broker { cluster: "AuthCluster", name, addr, id: 0 };
+        assert_eq!(
+            c.request(signed(reg.register(&["AuthTopic", "AuthTopic2"], 1, 479), INNER.0, INNER.1)).code,
+            ResponseCode::SUCCESS
+        );
+    }
+    let read = |who: &str, pw: &str| signed(route_req("AuthTopic"), who, pw);
+    assert_eq!(until_answered(&mut c, ResponseCode::SUCCESS, || read("root", "root-pw")).code, ResponseCode::SUCCESS);
+    assert!(support::eventually(std::time::Duration::from_secs(10), || b1
+        .refused
+        .load(std::sync::atomic::Ordering::Relaxed)
+        >= 1));
+    // Two passwords for dave: neither is trusted. erin is Super on one broker and Normal on the other: Normal.
+    assert_eq!(remark(&c.request(read("dave", "d1"))), "User:dave is disabled.");
+    assert_eq!(remark(&c.request(read("dave", "d2"))), "User:dave is disabled.");
+    assert_eq!(c.request(read("erin", "e")).code, ResponseCode::SUCCESS);
+    let r = c.request(signed(put_kv("x"), "erin", "e"));
+    assert!(remark(&r).starts_with("User:erin is not a Super user"), "{}", remark(&r));
+    assert_eq!(srv.metrics().acl.user_disagreements.load(std::sync::atomic::Ordering::Relaxed), 2);
+}
+
+#[test]
+fn acl2_and_acl1_together_or_without_an_inner_credential_do_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut both = Config { authentication_enabled: true, acl_enable: true, ..Config::default() };
+    both.kv_config_path = dir.path().join("kv.json").display().to_string();
+    let e = server::start(both.clone()).err().expect("refused").to_string();
+    assert!(e.contains("choose one"), "{e}");
+    let no_inner = Config { acl_enable: false, ..both.clone() };
+    let e = server::start(no_inner).err().expect("refused").to_string();
+    assert!(e.contains("innerClientAuthenticationCredentials"), "{e}");
+    let bad = Config { acl_enable: false, inner_client_authentication_credentials: "{oops".into(), ..both };
+    let e = server::start(bad).err().expect("refused").to_string();
+    assert!(e.contains("innerClientAuthenticationCredentials is not JSON"), "{e}");
+}

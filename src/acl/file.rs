@@ -59,7 +59,7 @@ pub fn parse(text: &str) -> Result<Acl, String> {
             _ => {}
         }
     }
-    Ok(Acl { global_white, accounts })
+    Ok(Acl { global_white, accounts, ..Acl::default() })
 }
 
 /// mqadmin's `conf/tools.yml`: `accessKey` and `secretKey` at the top level, the keys the admin CLI signs with.
@@ -136,7 +136,7 @@ fn account(item: &Yaml) -> Result<Account, String> {
         Some(v) => scalar(v).is_some_and(|s| s.trim().eq_ignore_ascii_case("true")),
     };
     let key = super::signature::Key::new(secret_key.as_bytes());
-    Ok(Account { access_key, secret_key: secret_key.into_bytes(), key, white, admin })
+    Ok(Account { access_key, secret_key: secret_key.into_bytes(), key, white, admin, enabled: true })
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 pub mod address;
 pub mod file;
 pub mod signature;
+pub mod users;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,13 +33,15 @@ pub struct Account {
     /// `None`: usable from any address.
     pub white: Option<AddressPattern>,
     pub admin: bool,
+    /// An ACL 2.0 user may be disabled on the brokers: known, and refused by name. File accounts are always enabled.
+    pub enabled: bool,
 }
 
 /// Accounts are equal when what the file says is equal (the keyed HMAC follows from the secret).
 impl PartialEq for Account {
     fn eq(&self, o: &Account) -> bool {
-        (&self.access_key, &self.secret_key, &self.white, self.admin)
-            == (&o.access_key, &o.secret_key, &o.white, o.admin)
+        (&self.access_key, &self.secret_key, &self.white, self.admin, self.enabled)
+            == (&o.access_key, &o.secret_key, &o.white, o.admin, o.enabled)
     }
 }
 
@@ -51,15 +54,29 @@ impl fmt::Debug for Account {
             .field("access_key", &self.access_key)
             .field("white", &self.white)
             .field("admin", &self.admin)
+            .field("enabled", &self.enabled)
             .finish_non_exhaustive()
     }
 }
 
-/// The loaded account file.
+/// The accounts in force: the loaded account file (`aclEnable`), or the ACL 2.0 users (`authenticationEnabled`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Acl {
     pub global_white: Vec<AddressPattern>,
     pub accounts: HashMap<String, Account>,
+    /// Request codes that need no signature (`authenticationWhitelist`, ACL 2.0).
+    pub open_codes: Vec<i32>,
+    /// Whose words a refusal is told in.
+    pub wording: Wording,
+}
+
+/// The remarks of refusals: ours for the account file, the 5.x broker's for ACL 2.0 users (what a 5.x client or
+/// script already knows from the broker).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wording {
+    #[default]
+    File,
+    Users,
 }
 
 /// Who a request was accepted as.
@@ -92,6 +109,8 @@ pub enum Refusal {
     NoSignature(String),
     BadSignature(String),
     NotAdmin(String),
+    /// An ACL 2.0 user disabled on the brokers.
+    Disabled(String),
 }
 
 impl Refusal {
@@ -103,6 +122,30 @@ impl Refusal {
             Refusal::NotFromAllowedAddress(_) => "address",
             Refusal::NoSignature(_) | Refusal::BadSignature(_) => "signature",
             Refusal::NotAdmin(_) => "not_admin",
+            Refusal::Disabled(_) => "disabled",
+        }
+    }
+
+    /// The remark the peer gets, in `wording`'s words. For ACL 2.0 they are the 5.5 broker's
+    /// (`DefaultAuthenticationHandler`), but for `NotAdmin`, which the broker has no words for: it authorizes by
+    /// policy, the name server by user type.
+    pub fn remark(&self, wording: Wording) -> String {
+        use crate::clip::{clip, ACCESS_KEY_CHARS};
+        if wording == Wording::File {
+            return self.to_string();
+        }
+        match self {
+            Refusal::NoAccessKey => "username cannot be null.".into(),
+            Refusal::UnknownAccount(u) => format!("User:{} is not found.", clip(u, ACCESS_KEY_CHARS)),
+            Refusal::Disabled(u) => format!("User:{} is disabled.", clip(u, ACCESS_KEY_CHARS)),
+            Refusal::NoSignature(_) | Refusal::BadSignature(_) => "check signature failed.".into(),
+            Refusal::NotFromAllowedAddress(u) => {
+                format!("User:{} may not be used from this address.", clip(u, ACCESS_KEY_CHARS))
+            }
+            Refusal::NotAdmin(u) => format!(
+                "User:{} is not a Super user: only Super users change a name server's state.",
+                clip(u, ACCESS_KEY_CHARS)
+            ),
         }
     }
 }
@@ -127,6 +170,7 @@ impl fmt::Display for Refusal {
             Refusal::NotAdmin(ak) => {
                 write!(f, "[ACL] account {:?} is not an admin account", clip(ak, ACCESS_KEY_CHARS))
             }
+            Refusal::Disabled(ak) => write!(f, "[ACL] account {:?} is disabled", clip(ak, ACCESS_KEY_CHARS)),
         }
     }
 }
@@ -134,7 +178,7 @@ impl fmt::Display for Refusal {
 impl Acl {
     /// The policy above. `write`: the request changes state (`handlers::is_write`).
     pub fn check<'r>(&self, peer: IpAddr, req: &'r RemotingCommand, write: bool) -> Result<Caller<'r>, Refusal> {
-        if self.global_white.iter().any(|p| p.matches(peer)) {
+        if self.global_white.iter().any(|p| p.matches(peer)) || self.open_codes.contains(&req.code) {
             return Ok(Caller::Trusted);
         }
         let ext = req.ext_fields.as_ref().ok_or(Refusal::NoAccessKey)?;
@@ -142,6 +186,10 @@ impl Acl {
         let Some(account) = self.accounts.get(access_key) else {
             return Err(Refusal::UnknownAccount(access_key.into()));
         };
+        // The broker's order: a disabled user is told so before its signature is looked at.
+        if !account.enabled {
+            return Err(Refusal::Disabled(access_key.into()));
+        }
         if account.white.as_ref().is_some_and(|w| !w.matches(peer)) {
             return Err(Refusal::NotFromAllowedAddress(access_key.into()));
         }
@@ -252,5 +300,33 @@ mod tests {
         let shown = e.to_string();
         assert_eq!(shown, format!("[ACL] no account \"{}…(+960 chars)\"", "a".repeat(64)));
         assert!(!shown.contains('b'), "{shown}");
+    }
+
+    #[test]
+    fn acl2_users_whitelisted_codes_and_the_brokers_words() {
+        let base =
+            users::Base { inner: Some(("inner".into(), "inner-secret".into())), init: None, open_codes: vec![106] };
+        let list = users::parse_list(
+            br#"[{"username":"carol","password":"carol-pw","userType":"Normal","userStatus":"disable"},
+                 {"username":"dan","password":"dan-pw","userType":"Normal","userStatus":"enable"}]"#,
+        )
+        .unwrap();
+        let acl = users::acl(&base, &list);
+        let outsider = ip("203.0.113.7");
+        let words = |r: Refusal| r.remark(acl.wording);
+        // A whitelisted code needs no signature; any other does.
+        let cluster_info = RemotingCommand::request(RequestCode::GET_BROKER_CLUSTER_INFO, 1);
+        assert_eq!(acl.check(outsider, &cluster_info, false), Ok(Caller::Trusted));
+        let bare = RemotingCommand::request(RequestCode::GET_ROUTEINFO_BY_TOPIC, 1);
+        assert_eq!(words(acl.check(outsider, &bare, false).unwrap_err()), "username cannot be null.");
+        // Disabled: refused by name, even with the right password.
+        let e = acl.check(outsider, &signed("carol", "carol-pw"), false).unwrap_err();
+        assert_eq!((e.reason(), words(e.clone())), ("disabled", "User:carol is disabled.".to_string()));
+        assert_eq!(words(acl.check(outsider, &signed("nobody", "x"), false).unwrap_err()), "User:nobody is not found.");
+        assert_eq!(words(acl.check(outsider, &signed("dan", "wrong"), false).unwrap_err()), "check signature failed.");
+        assert_eq!(acl.check(outsider, &signed("dan", "dan-pw"), false), Ok(Caller::Account("dan")));
+        let e = acl.check(outsider, &signed("dan", "dan-pw"), true).unwrap_err();
+        assert!(words(e).starts_with("User:dan is not a Super user"));
+        assert_eq!(acl.check(outsider, &signed("inner", "inner-secret"), true), Ok(Caller::Account("inner")));
     }
 }

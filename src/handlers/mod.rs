@@ -95,11 +95,11 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     if let Some(response) = refuse_unlisted_writer(ctx, req) {
         return refused(response, Limit::AdminAllowList);
     }
-    let caller = match ctx.acl.map(|acl| acl.check(ctx.peer, req, is_write(req.code))) {
+    let caller = match ctx.acl.map(|acl| acl.check(ctx.peer, req, is_write(req.code)).map_err(|r| (r, acl.wording))) {
         None => Caller::Anyone,
         Some(Ok(caller)) => caller,
-        Some(Err(refusal)) => {
-            return refused(reply(req, ResponseCode::NO_PERMISSION, Some(refusal.to_string())), Limit::Acl);
+        Some(Err((refusal, wording))) => {
+            return refused(reply(req, ResponseCode::NO_PERMISSION, Some(refusal.remark(wording))), Limit::Acl);
         }
     };
     let action = handle(ctx, req);

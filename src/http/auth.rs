@@ -1,6 +1,7 @@
-//! Who may read the HTTP data when `aclEnable=true`: the accounts of the account file, by HTTP Basic (the access
-//! key as the user name, the secret key as the password), with the remoting port's policy — a
-//! `globalWhiteRemoteAddresses` address needs no credentials, an account with `whiteRemoteAddress` only from there.
+//! Who may read the HTTP data when `aclEnable` or `authenticationEnabled` is on: the accounts of the account file or
+//! the enabled ACL 2.0 users, by HTTP Basic (the access key or user name, and the secret key or password), with the
+//! remoting port's policy — a `globalWhiteRemoteAddresses` address needs no credentials, an account with
+//! `whiteRemoteAddress` only from there.
 //! Basic, not a signature scheme: browsers speak it without any code in the console, and `curl -u` does too. It
 //! sends the secret itself, so with `tls.server.mode=enforcing` the HTTP port speaks TLS (docs/security.md).
 
@@ -37,7 +38,7 @@ pub fn check(acl: &Acl, peer: IpAddr, authorization: Option<&[u8]>) -> Result<()
     }
     let (user, password) = authorization.and_then(basic).ok_or(Denied::NoCredentials)?;
     let account = acl.accounts.get(&user).ok_or(Denied::BadCredentials)?;
-    if account.white.as_ref().is_some_and(|w| !w.matches(peer)) {
+    if !account.enabled || account.white.as_ref().is_some_and(|w| !w.matches(peer)) {
         return Err(Denied::BadCredentials);
     }
     // Constant time: the comparison must not tell how much of a guessed secret was right.

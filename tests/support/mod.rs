@@ -8,6 +8,7 @@
 //! `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod auth_broker;
 pub mod broker;
 pub mod client;
 pub mod controller;

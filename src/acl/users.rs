@@ -1,0 +1,234 @@
+//! ACL 2.0 (RocketMQ 5.3+, `authenticationEnabled=true`): the users a cluster keeps on its brokers, as AUTH_LIST_USER
+//! (3005) answers them, and the account set the name server checks signatures against. Pure: parsing, merging the
+//! lists of several brokers, and building an `Acl`; asking the brokers is `auth_sync`.
+//!
+//! A user signs as a 4.x account does (the user name is the `AccessKey`, the password the secret), so the check is
+//! the one of `Acl::check`: a Super user is an admin account; a disabled user is kept, to be refused by name.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::{signature, Account, Acl, Wording};
+
+/// One user as the brokers keep it (`UserInfo` in Java: `username`, `password`, `userType`, `userStatus`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub username: String,
+    #[serde(default)]
+    pub password: String,
+    /// `Super` or `Normal`.
+    #[serde(rename = "userType", default)]
+    pub user_type: String,
+    /// `enable` or `disable`.
+    #[serde(rename = "userStatus", default)]
+    pub user_status: String,
+}
+
+impl User {
+    pub fn is_super(&self) -> bool {
+        self.user_type.eq_ignore_ascii_case("super")
+    }
+
+    /// A user is enabled unless it says otherwise (Java's default status is `enable`).
+    pub fn is_enabled(&self) -> bool {
+        !self.user_status.eq_ignore_ascii_case("disable")
+    }
+}
+
+/// Why a user list or a credential could not be read. Never carries a password.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UsersError {
+    #[error("not a user list: {0}")]
+    List(String),
+    #[error("{key} is not JSON with {fields}")]
+    Credentials { key: &'static str, fields: &'static str },
+}
+
+/// The body of an AUTH_LIST_USER answer (or the cache file): a JSON list of users. Users without a name are
+/// dropped; a name given twice keeps its last entry, as a map keyed by name would.
+pub fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
+    let users: Vec<User> = serde_json::from_slice(body).map_err(|e| UsersError::List(e.to_string()))?;
+    let by_name: BTreeMap<String, User> =
+        users.into_iter().filter(|u| !u.username.is_empty()).map(|u| (u.username.clone(), u)).collect();
+    Ok(by_name.into_values().collect())
+}
+
+/// What the lists of several brokers say together, and the users they disagree about.
+///
+/// The brokers of a cluster each keep their own users (`mqadmin createUser -c` writes to every broker, `-b` to one),
+/// so they can differ. A user that some brokers know and others do not is known (it was created on part of the
+/// cluster, and clients of that part sign as it). A user the brokers describe differently gets the narrowest
+/// view: disabled if any says disabled, Normal if any says Normal, and disabled outright if their passwords
+/// differ — the name server cannot tell which password is the real one, and guessing wrong would let in a
+/// password the operator changed.
+pub fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
+    let mut merged: BTreeMap<&str, User> = BTreeMap::new();
+    let mut disagree = Vec::new();
+    for user in lists.iter().flatten() {
+        match merged.get_mut(user.username.as_str()) {
+            None => {
+                merged.insert(&user.username, user.clone());
+            }
+            Some(seen) if seen == user => {}
+            Some(seen) => {
+                if !disagree.contains(&user.username) {
+                    disagree.push(user.username.clone());
+                }
+                if !user.is_super() {
+                    seen.user_type = user.user_type.clone();
+                }
+                if !user.is_enabled() || seen.password != user.password {
+                    seen.user_status = "disable".into();
+                }
+            }
+        }
+    }
+    (merged.into_values().collect(), disagree)
+}
+
+/// `innerClientAuthenticationCredentials`: `{"accessKey":..,"secretKey":..}`, what the brokers and proxies sign
+/// their own requests with. `None` when the key is empty.
+pub fn inner_credentials(json: &str) -> Result<Option<(String, String)>, UsersError> {
+    credentials(json, "innerClientAuthenticationCredentials", "accessKey", "secretKey")
+}
+
+/// `initAuthenticationUser`: `{"username":..,"password":..}`, a Super user known from the start.
+pub fn init_user(json: &str) -> Result<Option<(String, String)>, UsersError> {
+    credentials(json, "initAuthenticationUser", "username", "password")
+}
+
+fn credentials(
+    json: &str,
+    key: &'static str,
+    name: &'static str,
+    secret: &'static str,
+) -> Result<Option<(String, String)>, UsersError> {
+    if json.trim().is_empty() {
+        return Ok(None);
+    }
+    let fields = if name == "accessKey" { "accessKey and secretKey" } else { "username and password" };
+    let bad = || UsersError::Credentials { key, fields };
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|_| bad())?;
+    match (v.get(name).and_then(|x| x.as_str()), v.get(secret).and_then(|x| x.as_str())) {
+        (Some(n), Some(s)) if !n.is_empty() && !s.is_empty() => Ok(Some((n.to_string(), s.to_string()))),
+        _ => Err(bad()),
+    }
+}
+
+/// `authenticationWhitelist`: request codes that need no signature, comma-separated as on the broker. Entries that
+/// are not numbers are ignored (the broker compares them as text and so never matches them either).
+pub fn open_codes(list: &str) -> Vec<i32> {
+    list.split(',').filter_map(|c| c.trim().parse().ok()).collect()
+}
+
+/// What the name server's own settings contribute, whatever the brokers say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Base {
+    /// `innerClientAuthenticationCredentials`: accepted as a Super user from the start, so the first broker can
+    /// register before any user list is known.
+    pub inner: Option<(String, String)>,
+    /// `initAuthenticationUser`: a Super user from the start, as the broker creates it.
+    pub init: Option<(String, String)>,
+    /// `authenticationWhitelist`.
+    pub open_codes: Vec<i32>,
+}
+
+/// The account set for `users` plus `base`. The inner credential and the initial user win over a learned user
+/// of the same name: the name server's own configuration is what lets the cluster in at all.
+pub fn acl(base: &Base, users: &[User]) -> Acl {
+    let mut accounts: HashMap<String, Account> = users
+        .iter()
+        .map(|u| (u.username.clone(), account(&u.username, &u.password, u.is_super(), u.is_enabled())))
+        .collect();
+    for (name, secret) in base.init.iter().chain(base.inner.iter()) {
+        accounts.insert(name.clone(), account(name, secret, true, true));
+    }
+    Acl { global_white: Vec::new(), accounts, open_codes: base.open_codes.clone(), wording: Wording::Users }
+}
+
+fn account(name: &str, secret: &str, admin: bool, enabled: bool) -> Account {
+    Account {
+        access_key: name.to_string(),
+        secret_key: secret.as_bytes().to_vec(),
+        key: signature::Key::new(secret.as_bytes()),
+        white: None,
+        admin,
+        enabled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str, password: &str, kind: &str, status: &str) -> User {
+        User { username: name.into(), password: password.into(), user_type: kind.into(), user_status: status.into() }
+    }
+
+    #[test]
+    fn a_brokers_list_as_it_answers_it() {
+        let body = br#"[{"password":"pw-carol","userStatus":"enable","userType":"Normal","username":"carol"},
+            {"password":"pw-root","userStatus":"enable","userType":"Super","username":"root"},
+            {"password":"x","username":""}]"#;
+        let users = parse_list(body).unwrap();
+        assert_eq!(users, [user("carol", "pw-carol", "Normal", "enable"), user("root", "pw-root", "Super", "enable")]);
+        assert!(users[1].is_super() && !users[0].is_super());
+        assert!(matches!(parse_list(b"{\"users\":1}"), Err(UsersError::List(_))));
+        assert_eq!(parse_list(b"[]").unwrap(), []);
+    }
+
+    #[test]
+    fn brokers_that_disagree_give_the_narrowest_view() {
+        let a = vec![
+            user("same", "p", "Normal", "enable"),
+            user("typed", "p", "Super", "enable"),
+            user("status", "p", "Normal", "enable"),
+            user("password", "p1", "Super", "enable"),
+            user("only-a", "p", "Normal", "enable"),
+        ];
+        let b = vec![
+            user("same", "p", "Normal", "enable"),
+            user("typed", "p", "Normal", "enable"),
+            user("status", "p", "Normal", "disable"),
+            user("password", "p2", "Super", "enable"),
+        ];
+        let (merged, disagree) = merge(&[a, b]);
+        let get = |n: &str| merged.iter().find(|u| u.username == n).unwrap().clone();
+        assert_eq!(disagree, ["typed", "status", "password"]);
+        assert!(get("same").is_enabled());
+        assert!(!get("typed").is_super() && get("typed").is_enabled());
+        assert!(!get("status").is_enabled());
+        assert!(!get("password").is_enabled(), "two passwords: neither is trusted");
+        assert!(get("only-a").is_enabled(), "known to one broker: known");
+    }
+
+    #[test]
+    fn credentials_keys_and_whitelist() {
+        assert_eq!(
+            inner_credentials(r#"{"accessKey":"rocketmq2","secretKey":"12345678"}"#),
+            Ok(Some(("rocketmq2".into(), "12345678".into())))
+        );
+        assert_eq!(inner_credentials(" "), Ok(None));
+        let e = inner_credentials(r#"{"accessKey":"a"}"#).unwrap_err();
+        assert_eq!(e.to_string(), "innerClientAuthenticationCredentials is not JSON with accessKey and secretKey");
+        assert!(init_user("{not json").is_err());
+        assert_eq!(init_user(r#"{"username":"root","password":"pw"}"#), Ok(Some(("root".into(), "pw".into()))));
+        assert_eq!(open_codes(" 105, 106,x,"), [105, 106]);
+    }
+
+    #[test]
+    fn the_name_servers_own_credentials_win_and_are_super() {
+        let base = Base {
+            inner: Some(("inner".into(), "inner-secret".into())),
+            init: Some(("root".into(), "root-pw".into())),
+            open_codes: vec![105],
+        };
+        let acl = acl(&base, &[user("inner", "other", "Normal", "disable"), user("carol", "pw", "Normal", "disable")]);
+        let inner = &acl.accounts["inner"];
+        assert!(inner.admin && inner.enabled && inner.secret_key == b"inner-secret");
+        assert!(acl.accounts["root"].admin);
+        assert!(!acl.accounts["carol"].enabled && !acl.accounts["carol"].admin);
+        assert_eq!(acl.open_codes, [105]);
+    }
+}

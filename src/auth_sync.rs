@@ -1,0 +1,211 @@
+//! The users of ACL 2.0, learned from the cluster's own brokers (`authenticationEnabled=true`; docs/security.md).
+//!
+//! Thread `namesrv-auth-users`: every `authUsersRefreshSeconds` it asks brokers that registered with this name
+//! server for their users (AUTH_LIST_USER, 3005, signed with `innerClientAuthenticationCredentials`), merges the
+//! answers (`acl::users::merge`) and swaps the new account set in whole, where the reactors, the decoder and the
+//! HTTP endpoint load it per request. The list is kept on disk (`authUsersPath`, owner-only, written atomically) so
+//! that a restart with no broker up still knows every user; it is never served back out.
+//!
+//! Failure never locks anyone out: a refresh in which no broker answers (all down, the inner credential refused, a
+//! list that does not parse) keeps the last good list, and says so once in the log (again when it recovers) and in
+//! `namesrv_auth_user_refresh_failures_total`.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use bytes::BytesMut;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use tracing::{info, warn};
+
+use crate::acl::users::{self, Base, User};
+use crate::acl::{signature, Acl};
+use crate::metrics::AclMetrics;
+use crate::protocol::{frame, RemotingCommand, DEFAULT_MAX_FRAME};
+use crate::state::Snapshot;
+
+/// AUTH_LIST_USER.
+pub const AUTH_LIST_USER: i32 = 3005;
+/// Brokers whose answers are merged in one refresh; failing brokers are passed over, up to `MAX_TRIED` tries.
+const ANSWERS_WANTED: usize = 3;
+const MAX_TRIED: usize = 8;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Why one broker gave no list.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error("cannot reach {addr}: {reason}")]
+    Unreachable { addr: String, reason: String },
+    #[error("{addr} answered code {code}: {remark}")]
+    Refused { addr: String, code: i32, remark: String },
+    #[error("{addr} answered a list that cannot be read: {source}")]
+    Invalid { addr: String, source: users::UsersError },
+}
+
+/// The thread's state.
+pub struct UserSync {
+    pub base: Base,
+    pub cell: Arc<ArcSwap<Acl>>,
+    pub snapshot: Arc<ArcSwap<Snapshot>>,
+    pub path: PathBuf,
+    pub interval: Duration,
+    pub metrics: Arc<AclMetrics>,
+    /// The users last taken into use, to save the file only when they changed.
+    pub users: Vec<User>,
+    /// Whether the last refresh failed (the log says so once per failure streak).
+    pub failing: bool,
+}
+
+/// The users the cache file holds, or none (a missing file is a first start; a broken one is logged and ignored:
+/// the brokers will be asked).
+pub fn load_cache(path: &std::path::Path) -> Vec<User> {
+    match std::fs::read(path) {
+        Ok(bytes) => users::parse_list(&bytes).unwrap_or_else(|e| {
+            warn!(path = %path.display(), error = %e, "the saved ACL 2.0 users cannot be read; waiting for the brokers");
+            Vec::new()
+        }),
+        Err(_) => Vec::new(),
+    }
+}
+
+impl UserSync {
+    /// Refreshes at once, then every `interval` until `stop` is dropped or signalled.
+    pub fn run(mut self, stop: Receiver<()>) {
+        loop {
+            self.refresh();
+            match stop.recv_timeout(self.interval) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
+        }
+    }
+
+    /// One round: ask, merge, swap in, save.
+    pub fn refresh(&mut self) {
+        let Some((ak, sk)) = self.base.inner.clone() else {
+            // Nothing to sign with: the brokers would refuse us. Start-up says so; the configured users stand.
+            return;
+        };
+        let key = signature::Key::new(sk.as_bytes());
+        let mut lists = Vec::new();
+        let mut errors = Vec::new();
+        for addr in brokers(&self.snapshot.load()).into_iter().take(MAX_TRIED) {
+            match ask(&addr, &ak, &key) {
+                Ok(list) => lists.push(list),
+                Err(e) => errors.push(e.to_string()),
+            }
+            if lists.len() == ANSWERS_WANTED {
+                break;
+            }
+        }
+        if lists.is_empty() {
+            self.metrics.user_refresh_failures.fetch_add(1, Relaxed);
+            if !self.failing {
+                let why =
+                    if errors.is_empty() { "no broker has registered yet".to_string() } else { errors.join("; ") };
+                warn!(users = self.users.len(), reason = %why, "cannot refresh the ACL 2.0 users; keeping the last good list");
+            }
+            self.failing = true;
+            return;
+        }
+        if std::mem::take(&mut self.failing) {
+            info!(brokers = lists.len(), "ACL 2.0 users refreshed again");
+        }
+        let (merged, disagree) = users::merge(&lists);
+        self.metrics.user_refreshes.fetch_add(1, Relaxed);
+        self.metrics.user_disagreements.store(disagree.len() as u64, Relaxed);
+        if !disagree.is_empty() {
+            warn!(users = ?disagree, "brokers describe these ACL 2.0 users differently; the narrowest view is used");
+        }
+        if merged != self.users {
+            self.apply(merged);
+            self.save();
+        }
+    }
+
+    /// Swaps the account set for `users` in.
+    pub fn apply(&mut self, users: Vec<User>) {
+        let acl = users::acl(&self.base, &users);
+        self.metrics.accounts.store(acl.accounts.len() as u64, Relaxed);
+        info!(users = users.len(), "ACL 2.0 users taken into use");
+        self.cell.store(Arc::new(acl));
+        self.users = users;
+    }
+
+    fn save(&self) {
+        let Ok(text) = serde_json::to_vec(&self.users) else { return };
+        if let Err(e) = crate::persist::save_private(&self.path, &text) {
+            warn!(path = %self.path.display(), error = %e, "cannot save the ACL 2.0 users; a restart without brokers would not know them");
+        }
+    }
+}
+
+/// The brokers to ask, in order: every master (brokerId 0) by broker name, then the others. The registrations are
+/// the only broker list a name server has, and masters are where `mqadmin -c` and `-b` writes land first.
+fn brokers(snap: &Snapshot) -> Vec<String> {
+    let info = snap.routes.cluster_info();
+    let mut masters = Vec::new();
+    let mut others = Vec::new();
+    for (name, data) in &info.broker_addr_table {
+        for (id, addr) in &data.broker_addrs {
+            let to = if *id == 0 { &mut masters } else { &mut others };
+            to.push((name.to_string(), addr.clone()));
+        }
+    }
+    masters.sort();
+    others.sort();
+    masters.into_iter().chain(others).map(|(_, addr)| addr).collect()
+}
+
+/// Asks one broker for its users.
+pub fn ask(addr: &str, access_key: &str, key: &signature::Key) -> Result<Vec<User>, AskError> {
+    let unreachable = |reason: String| AskError::Unreachable { addr: addr.to_string(), reason };
+    let sa: SocketAddr = addr
+        .to_socket_addrs()
+        .map_err(|e| unreachable(e.to_string()))?
+        .next()
+        .ok_or_else(|| unreachable("the address resolves to nothing".into()))?;
+    let mut stream = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| unreachable(e.to_string()))?;
+    stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| unreachable(e.to_string()))?;
+    let mut cmd = RemotingCommand::request(AUTH_LIST_USER, 1).with_ext(signature::ACCESS_KEY, access_key);
+    let sig = cmd.ext_fields.as_ref().map(|ext| key.sign(ext, &cmd.body)).unwrap_or_default();
+    cmd = cmd.with_ext(signature::SIGNATURE, sig);
+    let mut out = BytesMut::new();
+    frame::encode(&cmd, &mut out);
+    stream.write_all(&out).map_err(|e| unreachable(e.to_string()))?;
+    let answer = read_answer(&mut stream, cmd.opaque).map_err(unreachable)?;
+    if answer.code != 0 {
+        let remark = crate::clip::clip(answer.remark.as_deref().unwrap_or(""), 200).into_owned();
+        return Err(AskError::Refused { addr: addr.to_string(), code: answer.code, remark });
+    }
+    users::parse_list(&answer.body).map_err(|source| AskError::Invalid { addr: addr.to_string(), source })
+}
+
+fn read_answer(stream: &mut TcpStream, opaque: i32) -> Result<RemotingCommand, String> {
+    let deadline = Instant::now() + ANSWER_TIMEOUT;
+    let mut buf = BytesMut::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        while let Some(cmd) = frame::decode(&mut buf, DEFAULT_MAX_FRAME).map_err(|e| e.to_string())? {
+            if cmd.is_response() && cmd.opaque == opaque {
+                return Ok(cmd);
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("no answer within {} s", ANSWER_TIMEOUT.as_secs()));
+        }
+        stream.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err("connection closed".into()),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
