@@ -48,6 +48,7 @@ pub struct Decoder {
     pub clock: Arc<dyn Clock>,
     pub started_ms: i64,
     pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
+    pub acl_metrics: Arc<crate::metrics::AclMetrics>,
     /// From the writer: applied bodies' topics, dropped here where their names were allocated (decision 0026).
     pub spent: Receiver<Vec<TopicConfig>>,
 }
@@ -92,6 +93,7 @@ impl Decoder {
             started_ms: self.started_ms,
             route_cache: no_cache,
             acl: acl.as_deref().map(|a| &**a),
+            acl_metrics: Some(&self.acl_metrics),
             give_way,
         };
         let req = &job.request;
@@ -230,6 +232,7 @@ mod tests {
             clock: crate::clock::ManualClock::new(0),
             started_ms: 0,
             acl: None,
+            acl_metrics: Default::default(),
             spent,
         };
         let name: Arc<str> = Arc::from("given-back");

@@ -154,6 +154,19 @@ pub struct AclMetrics {
     pub user_refreshes: AtomicU64,
     pub user_refresh_failures: AtomicU64,
     pub user_disagreements: AtomicU64,
+    /// Requests refused for want of an account, by `Refusal::reason` (`REFUSAL_REASONS`).
+    pub refusals: [AtomicU64; REFUSAL_REASONS.len()],
+}
+
+/// The reasons of `acl::Refusal::reason`, in the order `AclMetrics::refusals` counts them.
+pub const REFUSAL_REASONS: [&str; 7] =
+    ["no_access_key", "unknown_account", "address", "signature", "not_admin", "disabled", "other"];
+
+impl AclMetrics {
+    pub fn refused(&self, why: &crate::acl::Refusal) {
+        let i = REFUSAL_REASONS.iter().position(|r| *r == why.reason()).unwrap_or(REFUSAL_REASONS.len() - 1);
+        self.refusals[i].fetch_add(1, Relaxed);
+    }
 }
 
 /// Everything `/metrics` shows.
@@ -232,6 +245,14 @@ impl Metrics {
         metric(&mut o, "namesrv_acl_reloads_total", "counter", "Changed ACL files taken into use.", reloads);
         let failed = acl.reload_failures.load(Relaxed);
         metric(&mut o, "namesrv_acl_reload_failures_total", "counter", "Changed ACL files refused.", failed);
+        if on == 1 {
+            let help = "Requests refused for want of an account (aclEnable, authenticationEnabled), by reason.";
+            header(&mut o, "namesrv_acl_refusals_total", "counter", help);
+            for (i, reason) in REFUSAL_REASONS.iter().enumerate() {
+                let n = acl.refusals[i].load(Relaxed);
+                let _ = writeln!(o, "namesrv_acl_refusals_total{{reason=\"{reason}\"}} {n}");
+            }
+        }
         if acl.users_mode.load(Relaxed) {
             let n = acl.user_refreshes.load(Relaxed);
             metric(

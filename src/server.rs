@@ -245,6 +245,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         next_reactor: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         tls: tls.clone(),
         acl: acl.clone(),
+        acl_metrics: metrics.acl.clone(),
         settings: Settings::from_config(&config, started_ms),
     };
     let mut built = Vec::with_capacity(reactors);
@@ -266,6 +267,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         clock: clock.clone(),
         started_ms,
         acl: acl.clone(),
+        acl_metrics: metrics.acl.clone(),
     };
     // The feed is kept only where somebody can read it.
     let feed_size = if http_listener.is_some() { config.event_feed_size } else { 0 };

@@ -477,6 +477,15 @@ fn acl2_users_learned_from_the_brokers_sign_reads_and_only_super_users_write() {
     let text = String::from_utf8_lossy(&config.body);
     assert!(!text.contains("inner-sk-123") && !text.contains("root-pw"), "{text}");
     assert!(srv.metrics().acl.user_refreshes.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    // Every refusal counted by its reason.
+    let refused = |reason: &str| {
+        let i = namesrv::metrics::REFUSAL_REASONS.iter().position(|r| *r == reason).unwrap();
+        srv.metrics().acl.refusals[i].load(std::sync::atomic::Ordering::Relaxed)
+    };
+    for reason in ["no_access_key", "signature", "not_admin", "disabled", "unknown_account"] {
+        assert!(refused(reason) >= 1, "{reason}: {}", refused(reason));
+    }
+    assert_eq!(refused("address"), 0);
 }
 
 /// Like `until_answered`, for a remark.

@@ -33,8 +33,10 @@ pub struct Ctx<'a> {
     pub started_ms: i64,
     /// The reactor's encoded routes (its own; never shared between threads).
     pub route_cache: &'a std::cell::RefCell<route_cache::RouteCache>,
-    /// The accounts, when `aclEnable=true`.
+    /// The accounts, when `aclEnable` or `authenticationEnabled` is on.
     pub acl: Option<&'a crate::acl::Acl>,
+    /// Where refusals are counted by reason (`namesrv_acl_refusals_total`).
+    pub acl_metrics: Option<&'a crate::metrics::AclMetrics>,
     /// Called between pieces of a long registration decode: the decoder thread gives way to the reactors there
     /// (decision 0025); a reactor, which only decodes small bodies itself, does nothing.
     pub give_way: fn(),
@@ -99,6 +101,9 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
         None => Caller::Anyone,
         Some(Ok(caller)) => caller,
         Some(Err((refusal, wording))) => {
+            if let Some(m) = ctx.acl_metrics {
+                m.refused(&refusal);
+            }
             return refused(reply(req, ResponseCode::NO_PERMISSION, Some(refusal.remark(wording))), Limit::Acl);
         }
     };
@@ -233,6 +238,7 @@ mod tests {
                 started_ms: 0,
                 route_cache: &self.route_cache,
                 acl: None,
+                acl_metrics: None,
                 give_way,
             }
         }

@@ -76,8 +76,8 @@ pub fn brokers(ctx: &HttpContext, snap: &Snapshot, rows: &[LiveRow]) -> Value {
 
 /// Topic names containing `q` (case-insensitive), sorted, at most `limit`.
 pub fn topics(snap: &Snapshot, query: &str) -> Value {
-    let q = param(query, "q").unwrap_or_default().to_lowercase();
-    let limit = param(query, "limit")
+    let q = super::query::param(query, "q").unwrap_or_default().to_lowercase();
+    let limit = super::query::param(query, "limit")
         .and_then(|l| l.parse::<usize>().ok())
         .unwrap_or(TOPICS_DEFAULT_LIMIT)
         .min(TOPICS_MAX_LIMIT);
@@ -119,25 +119,9 @@ pub fn config(snap: &Snapshot) -> Value {
     json!({ "entries": entries, "hidden": hidden })
 }
 
-/// `name`'s value in a query string, percent-decoded (`+` is a space, as forms send it).
-pub fn param(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then(|| super::routes::percent_decode(&v.replace('+', " ")))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn query_parameters() {
-        assert_eq!(param("q=Topic%20A&limit=5", "q").as_deref(), Some("Topic A"));
-        assert_eq!(param("q=a+b", "q").as_deref(), Some("a b"));
-        assert_eq!(param("limit=5", "q"), None);
-        assert_eq!(param("q", "q").as_deref(), Some(""));
-    }
 
     #[test]
     fn secrets_are_not_served() {

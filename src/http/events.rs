@@ -49,7 +49,7 @@ pub fn open(feed: &Arc<Feed>, open: &Arc<AtomicUsize>, max: usize, last_event_id
         return Opened::Full { max };
     }
     let slot = Slot(open.clone());
-    let replay = super::api::param(query, "replay").and_then(|n| n.parse::<u64>().ok());
+    let replay = super::query::param(query, "replay").and_then(|n| n.parse::<u64>().ok());
     let after = start_after(feed, last_event_id, replay);
     // Small: a client that does not read leaves the task waiting here, and the connection's write deadline ends it.
     let (tx, rx) = mpsc::channel(2);

@@ -59,7 +59,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
             text(200, nsaddr_body(&snap.config.nsaddr_list), "text/plain")
         }
         p if p.starts_with("/routes/") => {
-            let topic = percent_decode(&p["/routes/".len()..]);
+            let topic = super::query::percent_decode(&p["/routes/".len()..]);
             match snap.routes.route(&topic, snap.config.support_acting_master) {
                 Some(route) => {
                     let mut out = Vec::new();
@@ -128,42 +128,13 @@ pub const CONSOLE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; s
                                connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
                                frame-ancestors 'none'";
 
-/// `%XX` escapes in a path segment (topic names are usually plain; `%` and non-ASCII may be escaped).
-pub fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{nsaddr_body, percent_decode};
+    use super::nsaddr_body;
 
     #[test]
     fn nsaddr_list_is_joined_by_semicolons() {
         assert_eq!(nsaddr_body(" h1:9876 ; h2:9876;;"), "h1:9876;h2:9876");
         assert_eq!(nsaddr_body("h1:9876"), "h1:9876");
-    }
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("Topic%20A"), "Topic A");
-        assert_eq!(percent_decode("%E4%B8%AD"), "中");
-        assert_eq!(percent_decode("bad%2"), "bad%2");
-        assert_eq!(percent_decode("plain"), "plain");
-        assert_eq!(percent_decode("%中"), "%中");
     }
 }

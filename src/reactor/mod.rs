@@ -390,6 +390,7 @@ impl Reactor {
             started_ms: self.shared.settings.started_ms,
             route_cache: &self.route_cache,
             acl: acl.as_deref().map(|a| &**a),
+            acl_metrics: Some(&self.shared.acl_metrics),
             // A reactor defers every large registration to the decoder; what it decodes itself is short.
             give_way: || {},
         };

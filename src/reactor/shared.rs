@@ -35,6 +35,8 @@ pub struct Shared {
     pub tls: Arc<crate::tls::TlsSetup>,
     /// The accounts (`aclEnable=true`), swapped whole when the file changes.
     pub acl: Option<Arc<ArcSwap<crate::acl::Acl>>>,
+    /// Refusals counted by reason.
+    pub acl_metrics: Arc<crate::metrics::AclMetrics>,
     pub settings: Settings,
 }
 

@@ -37,6 +37,7 @@ fn reactor_with(
         next_reactor: Arc::new(AtomicUsize::new(0)),
         tls: Arc::new(crate::tls::TlsSetup::disabled()),
         acl: None,
+        acl_metrics: Default::default(),
         settings: Settings {
             max_frame: 1024,
             route_cache_bytes: 0,
