@@ -138,7 +138,10 @@ mod tests {
         let snap = crate::writer::Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config));
         let text = config_json(&snap);
         assert!(!text.contains("s3cret") && text.contains("visible"), "{text}");
-        assert!(text.contains("\"hidden\":[\"secretKey\",\"tls.server.keyPassword\"]"), "{text}");
+        let hidden = super::config(&snap)["hidden"].clone();
+        for key in ["secretKey", "tls.server.keyPassword", "innerClientAuthenticationCredentials"] {
+            assert!(hidden.as_array().unwrap().contains(&json!(key)), "{key} not named as hidden: {text}");
+        }
     }
 
     fn config_json(snap: &Snapshot) -> String {
