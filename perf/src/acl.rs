@@ -1,7 +1,7 @@
-//! `namesrv-perf acl`: what `aclEnable=true` costs a route query. Three variants, measured in interleaved rounds
+//! `namesrv-perf acl`: what authentication costs a route query. Four variants, measured in interleaved rounds
 //! under the same closed-loop load: ours with ACL off and unsigned queries (the baseline), ACL off with signed
-//! queries (the cost of two more ext fields to decode), and ACL on with signed queries (plus the account lookup and
-//! the HMAC-SHA1 over each request). The headline is server CPU per request; QPS on a shared 2-core machine is
+//! queries (the cost of two more ext fields to decode), `aclEnable` with signed queries (plus the account lookup and
+//! the HMAC-SHA1 over each request), and `authenticationEnabled` (ACL 2.0: the same check against a learned user). The headline is server CPU per request; QPS on a shared 2-core machine is
 //! bounded by the generator, which also signs (once per request, like a real client).
 
 use std::time::{Duration, Instant};
@@ -33,10 +33,11 @@ struct Variant {
     signed: bool,
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 4] = [
     Variant { name: "ACL off, unsigned", kind: Kind::Ours, signed: false },
     Variant { name: "ACL off, signed", kind: Kind::Ours, signed: true },
     Variant { name: "ACL on, signed", kind: Kind::OursAcl, signed: true },
+    Variant { name: "ACL 2.0 on, signed", kind: Kind::OursAcl2, signed: true },
 ];
 
 /// One measured run: QPS, server CPU µs per request, read p99 µs.

@@ -27,6 +27,7 @@ impl Row {
             Kind::OursUnpinned => "namesrv, pinThreads=false",
             Kind::OursOneReactor => "namesrv, reactorThreads=1",
             Kind::OursAcl => "namesrv, aclEnable=true",
+            Kind::OursAcl2 => "namesrv, authenticationEnabled=true",
             Kind::Ceiling => "no-work ceiling",
         }
     }
@@ -183,7 +184,7 @@ pub fn chart(rows: &[&Row], path: &Path) -> Result<(), String> {
         Kind::Ceiling => colors[2],
         Kind::OursUnpinned => colors[3],
         Kind::OursOneReactor => colors[4],
-        Kind::OursAcl => colors[3],
+        Kind::OursAcl | Kind::OursAcl2 => colors[3],
     };
 
     let max_qps = rows.iter().map(|r| r.stats.qps()).fold(1.0, f64::max) * 1.15;

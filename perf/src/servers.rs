@@ -28,6 +28,9 @@ pub enum Kind {
     /// Ours with `aclEnable=true` (`acl.rs`): the account file first trusts 127.0.0.1 so the topology can be
     /// installed unsigned; the scenario then withdraws that and every query must be signed.
     OursAcl,
+    /// Ours with `authenticationEnabled=true` (ACL 2.0, `acl.rs`): the perf reader is the initial user, and
+    /// REGISTER_BROKER is whitelisted so the topology can be installed unsigned; every query must be signed.
+    OursAcl2,
     Java,
     Ceiling,
 }
@@ -40,9 +43,12 @@ impl FromStr for Kind {
             "ours-unpinned" => Ok(Kind::OursUnpinned),
             "ours-1-reactor" => Ok(Kind::OursOneReactor),
             "ours-acl" => Ok(Kind::OursAcl),
+            "ours-acl2" => Ok(Kind::OursAcl2),
             "java" => Ok(Kind::Java),
             "ceiling" => Ok(Kind::Ceiling),
-            _ => Err(format!("unknown server '{s}' (ours, ours-unpinned, ours-1-reactor, ours-acl, java, ceiling)")),
+            _ => Err(format!(
+                "unknown server '{s}' (ours, ours-unpinned, ours-1-reactor, ours-acl, ours-acl2, java, ceiling)"
+            )),
         }
     }
 }
@@ -54,6 +60,7 @@ impl fmt::Display for Kind {
             Kind::OursUnpinned => "ours-unpinned",
             Kind::OursOneReactor => "ours-1-reactor",
             Kind::OursAcl => "ours-acl",
+            Kind::OursAcl2 => "ours-acl2",
             Kind::Java => "java",
             Kind::Ceiling => "ceiling",
         })
@@ -115,6 +122,16 @@ impl Server {
                 let file = dir.path().join("plain_acl.yml");
                 std::fs::write(&file, acl_accounts(true)).map_err(|e| e.to_string())?;
                 ours_command(launch, dir.path(), port, &format!("aclEnable=true\naclFile={}\n", file.display()))?
+            }
+            Kind::OursAcl2 => {
+                let (user, password) = ACL_READER;
+                let keys = format!(
+                    "authenticationEnabled=true\ninnerClientAuthenticationCredentials={{\"accessKey\":\"perf-inner\",\"secretKey\":\"perf-inner-secret\"}}\n\
+                     initAuthenticationUser={{\"username\":\"{user}\",\"password\":\"{password}\"}}\nauthenticationWhitelist=103\n\
+                     authUsersPath={}\n",
+                    dir.path().join("authUsers.json").display()
+                );
+                ours_command(launch, dir.path(), port, &keys)?
             }
             Kind::Java => java_command(launch, dir.path(), port)?,
             Kind::Ceiling => {

@@ -93,4 +93,19 @@ mod tests {
         // A trusted address needs nothing, as on the remoting port.
         assert_eq!(check(&acl, "10.0.0.3".parse().unwrap(), None), Ok(()));
     }
+
+    #[test]
+    fn acl2_users_sign_in_with_their_password_and_a_disabled_one_does_not() {
+        use crate::acl::users;
+        let list = users::parse_list(
+            br#"[{"username":"alice","password":"alice-pw","userType":"Normal","userStatus":"enable"},
+                 {"username":"bob","password":"bob-pw","userType":"Super","userStatus":"disable"}]"#,
+        )
+        .unwrap();
+        let acl = users::acl(&users::Base::default(), &list);
+        let peer: IpAddr = "10.1.2.3".parse().unwrap();
+        assert_eq!(check(&acl, peer, Some(&header("alice", "alice-pw"))), Ok(()));
+        assert_eq!(check(&acl, peer, Some(&header("bob", "bob-pw"))), Err(Denied::BadCredentials));
+        assert_eq!(check(&acl, peer, None), Err(Denied::NoCredentials));
+    }
 }
