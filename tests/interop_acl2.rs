@@ -28,7 +28,7 @@ use support::interop::{serial, step};
 use support::java::JAVA_5X;
 use support::mqadmin::{expected_bodies, JavaClient, MqAdmin};
 use support::ours::OurNamesrv;
-use support::proc::{Managed, Output, RetryBudget};
+use support::proc::{jvm_args, prepare_rocketmq_home, Managed, Output, RetryBudget};
 
 /// What the brokers (and our server) sign their own requests with: `innerClientAuthenticationCredentials`.
 const INNER: (&str, &str) = ("nsInner", "inner-Secret-5150");
@@ -36,6 +36,10 @@ const INNER: (&str, &str) = ("nsInner", "inner-Secret-5150");
 const ROOT: (&str, &str) = ("rocketmq", "root-Secret-0815");
 /// A Normal user mqadmin creates on the broker during the test.
 const ALICE: (&str, &str) = ("alice", "alice-Secret-4711");
+/// The Normal user the gRPC client signs as.
+const BOB: (&str, &str) = ("bob", "bob-Secret-2342");
+/// The gRPC client (`rocketmq-client-java`), versioned apart from the server.
+const GRPC_CLIENT: &str = "5.0.8";
 const WRONG_SECRET: &str = "not-the-Secret-9999";
 /// `authUsersRefreshSeconds` of our server in this suite (the default is 10).
 const REFRESH: Duration = Duration::from_secs(2);
@@ -104,7 +108,8 @@ struct Acl2World {
 }
 
 impl Acl2World {
-    fn start(tag: &str) -> Acl2World {
+    /// `extra`: more `broker.conf` properties.
+    fn start(tag: &str, extra: &[(&str, &str)]) -> Acl2World {
         let t0 = Instant::now();
         let inner = credentials_json("accessKey", "secretKey", INNER);
         let refresh = REFRESH.as_secs().to_string();
@@ -149,7 +154,10 @@ impl Acl2World {
                 ),
                 ("innerClientAuthenticationCredentials", &inner),
                 ("initAuthenticationUser", &init_user),
-            ],
+            ]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect::<Vec<_>>(),
         );
         let world = Acl2World { t0, ns, broker, cluster };
         // The registration reached us signed with the inner credential (unsigned, it would have been refused), and
@@ -273,7 +281,7 @@ fn ask(ns: SocketAddr, cmd: impl FnOnce(&mut Client) -> RemotingCommand, creds: 
 /// NO_PERMISSION with exactly `remark`, which echoes no secret.
 fn assert_refused(a: &Answer, remark: &str, what: &str) {
     assert_eq!((a.code, a.remark.as_str()), (NO_PERMISSION, remark), "{what}: {a:?}");
-    for secret in [INNER.1, ROOT.1, ALICE.1, WRONG_SECRET] {
+    for secret in [INNER.1, ROOT.1, ALICE.1, BOB.1, WRONG_SECRET] {
         assert!(!a.remark.contains(secret), "{what}: the remark echoes a secret: {a:?}");
     }
 }
@@ -312,7 +320,7 @@ fn java_route(
 fn java5_broker_users_reach_ours_and_sign_mqadmin_and_clients() {
     const N: usize = 10;
     let _serial = serial();
-    let mut world = Acl2World::start("U");
+    let mut world = Acl2World::start("U", &[]);
     let ns = world.ns.addr().to_string();
     let cluster = world.cluster.clone();
     let admin = MqAdmin::new(JAVA_5X);
@@ -403,4 +411,156 @@ fn java5_broker_users_reach_ours_and_sign_mqadmin_and_clients() {
         || world.ns.log(),
     );
     world.step("broker shut down: its signed UNREGISTER_BROKER was applied");
+}
+
+/// A real RocketMQ 5.5.0 proxy (`ProxyStartup -pm cluster`): gRPC clients talk to it, it asks `namesrvAddr` for
+/// routes and the brokers for users, and signs what it sends with `innerClientAuthenticationCredentials`.
+struct Proxy {
+    grpc_port: u16,
+    dir: tempfile::TempDir,
+    _proc: Managed,
+}
+
+impl Proxy {
+    /// Starts it and waits until it says it started; `context` adds our server's and the broker's logs to a
+    /// failure. `sign`: `enableAclRpcHookForClusterMode`, without which a 5.5.0 proxy in cluster mode signs
+    /// nothing it sends to name servers and brokers, inner credential or not (`DefaultMessagingProcessor
+    /// .createForClusterMode`). Without it the proxy must fail to start against ours: `Err(its output and log)`.
+    fn start(cluster: &str, namesrv: &str, sign: bool, context: impl Fn() -> String) -> Result<Proxy, String> {
+        let lib = support::java::fetch(JAVA_5X, &["proxy"]);
+        let dir = tempfile::Builder::new().prefix("interop-proxy-").tempdir().expect("temp dir");
+        prepare_rocketmq_home(dir.path());
+        let grpc_port = support::free_port();
+        let remoting_port = std::iter::repeat_with(support::free_port).find(|p| *p != grpc_port).expect("a port");
+        let config = serde_json::json!({
+            "rocketMQClusterName": cluster,
+            "namesrvAddr": namesrv,
+            "grpcServerPort": grpc_port,
+            "remotingListenPort": remoting_port,
+            "authenticationEnabled": true,
+            "authenticationProvider": "org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
+            // Users come from the brokers (AUTH_GET_USER, signed with the inner credential).
+            "authenticationMetadataProvider": "org.apache.rocketmq.proxy.auth.ProxyAuthenticationMetadataProvider",
+            "authorizationEnabled": false,
+            "innerClientAuthenticationCredentials": credentials_json("accessKey", "secretKey", INNER),
+            "enableAclRpcHookForClusterMode": sign,
+        });
+        let conf = dir.path().join("conf/rmq-proxy.json");
+        std::fs::write(&conf, config.to_string()).expect("write rmq-proxy.json");
+        let mut cmd = std::process::Command::new("java");
+        cmd.args(jvm_args(JAVA_5X, dir.path(), &["-Xms128m", "-Xmx384m", "-XX:TieredStopAtLevel=1"]))
+            .arg("-cp")
+            .arg(format!("{}:{}/*", dir.path().join("conf").display(), lib.display()))
+            .arg("org.apache.rocketmq.proxy.ProxyStartup")
+            .arg("-pc")
+            .arg(&conf)
+            .arg("-pm")
+            .arg("cluster")
+            .current_dir(dir.path())
+            .env("ROCKETMQ_HOME", dir.path())
+            .env("NAMESRV_ADDR", namesrv)
+            .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        let log = dir.path().join("proxy.out");
+        let mut p = Managed::spawn(&format!("proxy {JAVA_5X}"), cmd, &log);
+        let proxy_log = dir.path().join("home/logs/rocketmqlogs/proxy.log");
+        let logs = || {
+            format!(
+                "--- proxy.out (tail) ---\n{}\n--- proxy.log (tail) ---\n{}\n{}",
+                support::tail(&log, 40),
+                support::tail(&proxy_log, 80),
+                context()
+            )
+        };
+        // "rocketmq-proxy startup successfully" once every service started (the gRPC port is open by then).
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !support::tail(&log, 10_000).contains("rocketmq-proxy startup successfully") {
+            if let Some(status) = p.wait_exit(Duration::ZERO) {
+                if !sign {
+                    return Err(format!("{}\n{}", support::tail(&log, 200), support::tail(&proxy_log, 200)));
+                }
+                panic!("the proxy exited ({status}) while starting:\n{}", logs());
+            }
+            assert!(Instant::now() < deadline, "the proxy did not start within 120 s:\n{}", logs());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert!(sign, "the proxy started without signing what it sends to ours:\n{}", logs());
+        Ok(Proxy { grpc_port, dir, _proc: p })
+    }
+
+    fn endpoint(&self) -> String {
+        format!("127.0.0.1:{}", self.grpc_port)
+    }
+
+    fn log(&self) -> String {
+        format!(
+            "--- proxy.out (tail) ---\n{}\n--- proxy.log (tail) ---\n{}",
+            support::tail(&self.dir.path().join("proxy.out"), 40),
+            support::tail(&self.dir.path().join("home/logs/rocketmqlogs/proxy.log"), 60)
+        )
+    }
+}
+
+/// The 5.5.0 proxy in cluster mode with ours as its only name server and ACL 2.0 on: it signs its requests to ours
+/// with the inner credential only with `enableAclRpcHookForClusterMode=true` (without it ours refuses it, and it
+/// does not start), and a gRPC client (rocketmq-client-java 5.0.8)
+/// signing as a Normal user created with mqadmin sends and receives through it; a wrong password is refused by the
+/// proxy.
+#[test]
+fn proxy_with_ours_as_name_server_grpc_client_signed() {
+    const N: usize = 10;
+    let _serial = serial();
+    // gRPC consumers pop messages, which a 5.5.0 broker refuses without the timer wheel.
+    let world = Acl2World::start("P", &[("timerWheelEnable", "true")]);
+    let ns = world.ns.addr().to_string();
+    let cluster = world.cluster.clone();
+    let admin = MqAdmin::new(JAVA_5X);
+    admin.set_credentials(Some(ROOT));
+    let out = admin.ok(&ns, &["createUser", "-c", &cluster, "-u", BOB.0, "-p", BOB.1, "-t", "Normal"]);
+    assert!(out.contains("create user to") && out.contains("success"), "createUser:\n{out}");
+    // gRPC clients need the topic to exist, with its message type.
+    let topic = "Acl2GrpcTopic";
+    let out = admin.ok(&ns, &["updateTopic", "-c", &cluster, "-t", topic, "-a", "+message.type=NORMAL"]);
+    assert!(out.contains("success"), "updateTopic:\n{out}");
+    wait_for(
+        &format!("the route of {topic} at ours"),
+        Duration::from_secs(30),
+        || Some(world.ask(|c| c.cmd(ROUTE).with_ext("topic", topic), Some(INNER))).filter(|a| a.code == 0),
+        || world.logs(),
+    );
+    world.step(&format!("mqadmin as rocketmq: user bob (Normal) and topic {topic} created; ours has its route"));
+
+    // Without enableAclRpcHookForClusterMode the proxy asks ours unsigned, is refused, and gives up starting.
+    let out = Proxy::start(&cluster, &ns, false, || world.logs()).err().expect("the proxy started unsigned");
+    assert!(out.contains("CODE: 16  DESC: username cannot be null."), "the unsigned proxy's output:\n{out}");
+    world.step("proxy without enableAclRpcHookForClusterMode: its unsigned route lookup refused by ours, it exits");
+    let proxy = Proxy::start(&cluster, &ns, true, || world.logs()).expect("the proxy starts");
+    world.step(&format!("proxy {JAVA_5X} up (cluster mode, namesrvAddr = ours), gRPC on {}", proxy.endpoint()));
+    let grpc = JavaClient::grpc(GRPC_CLIENT);
+    let endpoint = proxy.endpoint();
+    let context = || format!("{}\n{}", proxy.log(), world.logs());
+    let out = grpc.run(&["produce", &endpoint, topic, &N.to_string(), "g2", BOB.0, BOB.1], Duration::from_secs(120));
+    if !out.success() {
+        panic!("gRPC producer as bob failed:\n{out:?}\n{}", context());
+    }
+    out.expect_sent_within(&format!("gRPC client {GRPC_CLIENT} producer as {}", BOB.0), RetryBudget::NONE);
+    assert_eq!(out.stdout.lines().filter(|l| l.starts_with("SENT ")).count(), N, "producer:\n{}", out.stdout);
+    let out = grpc.run(
+        &["consume", &endpoint, topic, "acl2_grpc_cg", &N.to_string(), "g2", "90", BOB.0, BOB.1],
+        Duration::from_secs(150),
+    );
+    if !out.success() {
+        panic!("gRPC consumer as bob failed:\n{out:?}\n{}", context());
+    }
+    out.expect_ok(&format!("gRPC client {GRPC_CLIENT} simple consumer as {}", BOB.0));
+    let mut got: Vec<String> = out.stdout.lines().filter_map(|l| l.strip_prefix("RECV ")).map(str::to_string).collect();
+    got.sort();
+    assert_eq!(got, expected_bodies("g2", N), "gRPC consumer:\n{}", out.stdout);
+    world.step(&format!("gRPC client {GRPC_CLIENT} as bob (Normal): sent {N} through the proxy, received all {N}"));
+
+    let out = grpc.run(&["produce", &endpoint, topic, "1", "g2bad", BOB.0, WRONG_SECRET], Duration::from_secs(60));
+    assert!(
+        !out.success() && !out.stdout.contains("SENT ") && out.stdout.contains("check signature failed"),
+        "a gRPC client with a wrong password should be refused by the proxy (check signature failed): {out:?}"
+    );
+    world.step("gRPC client with a wrong password: refused by the proxy (check signature failed)");
 }

@@ -131,6 +131,13 @@ impl JavaClient {
         client
     }
 
+    /// `GrpcInteropClient.java` (the gRPC client `rocketmq-client-java`, a producer and a simple consumer that talk
+    /// to a 5.x proxy, signed with `StaticSessionCredentialsProvider`): run it with `run`, the proxy's gRPC endpoint
+    /// in place of the name server. `version` is the client's own (5.0.x), not the server's.
+    pub fn grpc(version: &str) -> JavaClient {
+        Self::program(version, "GrpcInteropClient", &["client-java"])
+    }
+
     /// Fetches `artifacts` of `version` and compiles `tests/peers/java/<program>.java` against them (once per
     /// version and program).
     fn program(version: &str, program: &str, artifacts: &[&str]) -> JavaClient {
