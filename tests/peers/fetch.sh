@@ -4,7 +4,8 @@
 #   tests/peers/fetch.sh VERSION [ARTIFACT...]
 #
 # ARTIFACT is one of namesrv (default), broker, tools, client, acl (4.x: `AclClientRPCHook` lives there; 5.x has it
-# in rocketmq-client). All requested artifacts of one VERSION share one flat
+# in rocketmq-client), proxy (5.x) and client-java (the gRPC client, `rocketmq-client-java`, versioned apart from the
+# server: 5.0.x). All requested artifacts of one VERSION share one flat
 # lib directory, like the official binary release:
 #
 #   ${NAMESRV_PEERS_CACHE:-$HOME/.cache/namesrv-peers}/<VERSION>/lib
@@ -20,7 +21,7 @@ die() {
     exit 1
 }
 
-[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 VERSION [namesrv|broker|tools|client|acl ...]"
+[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 VERSION [namesrv|broker|tools|client|acl|proxy|client-java ...]"
 version=$1
 shift
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION must look like 5.5.0, got '$version'"
@@ -29,8 +30,8 @@ artifacts=("$@")
 [[ ${#artifacts[@]} -gt 0 ]] || artifacts=(namesrv)
 for a in "${artifacts[@]}"; do
     case $a in
-    namesrv | broker | tools | client | acl) ;;
-    *) die "unknown artifact '$a' (expected namesrv, broker, tools, client or acl)" ;;
+    namesrv | broker | tools | client | acl | proxy | client-java) ;;
+    *) die "unknown artifact '$a' (expected namesrv, broker, tools, client, acl, proxy or client-java)" ;;
     esac
 done
 
@@ -64,7 +65,7 @@ command -v mvn >/dev/null 2>&1 || die "mvn is not on PATH (Maven is needed to fe
 
 # The union of what was fetched before and what is asked now.
 want=()
-for a in namesrv broker tools client acl; do
+for a in namesrv broker tools client acl proxy client-java; do
     if [[ -f $dir/.fetched-$a ]] || printf '%s\n' "${artifacts[@]}" | grep -qx "$a"; then
         want+=("$a")
     fi

@@ -31,6 +31,12 @@ impl MqAdmin {
 
     /// Runs `mqadmin SUBCOMMAND ARGS... -n NAMESRV`. Returns whatever it printed; callers assert on it.
     pub fn run(&self, namesrv: &str, args: &[&str]) -> Output {
+        let cmd = self.command(namesrv, args);
+        run(&format!("mqadmin {} {args:?}", self.version), cmd, self.dir.path(), ADMIN_TIMEOUT)
+    }
+
+    /// The command `run` runs, for a caller that watches mqadmin while it runs.
+    pub fn command(&self, namesrv: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new("java");
         cmd.args(jvm_args(&self.version, self.dir.path(), &["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"]))
             .arg(format!(
@@ -48,7 +54,12 @@ impl MqAdmin {
             .env("ROCKETMQ_HOME", self.dir.path())
             .env("NAMESRV_ADDR", namesrv)
             .env_remove("ROCKETMQ_SERIALIZE_TYPE");
-        run(&format!("mqadmin {} {args:?}", self.version), cmd, self.dir.path(), ADMIN_TIMEOUT)
+        cmd
+    }
+
+    /// Its `ROCKETMQ_HOME`, a temp dir (room for a caller's log files).
+    pub fn home(&self) -> &Path {
+        self.dir.path()
     }
 
     /// Like `run`, and panics unless it succeeded: exit status 0 and no "command failed" (mqadmin reports a failed
@@ -118,6 +129,13 @@ impl JavaClient {
         let logback = client.dir.path().join("conf/rmq.tools.logback.xml");
         client.jvm_props.push(format!("-Drmq.logback.configurationFile={}", logback.display()));
         client
+    }
+
+    /// `GrpcInteropClient.java` (the gRPC client `rocketmq-client-java`, a producer and a simple consumer that talk
+    /// to a 5.x proxy, signed with `StaticSessionCredentialsProvider`): run it with `run`, the proxy's gRPC endpoint
+    /// in place of the name server. `version` is the client's own (5.0.x), not the server's.
+    pub fn grpc(version: &str) -> JavaClient {
+        Self::program(version, "GrpcInteropClient", &["client-java"])
     }
 
     /// Fetches `artifacts` of `version` and compiles `tests/peers/java/<program>.java` against them (once per

@@ -96,6 +96,21 @@ impl Managed {
         super::wait_until_accepting(&what, child, addr, timeout, &self.log);
     }
 
+    /// Waits up to `limit` for the process to exit by itself: its exit status, or `None` if it is still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let c = self.child.as_mut()?;
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = c.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// SIGKILL, then reap.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
