@@ -119,7 +119,10 @@ fn wipe_and_add_write_perm_change_the_routes_and_report_counts() {
 
     let out = admin(&a, &["--json", "addWritePerm", "--brokerName", "broker-h"]).ok();
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v, serde_json::json!({"brokerName": "broker-h", "servers": [{"namesrv": a, "addTopicCount": 2}]}));
+    assert_eq!(
+        v,
+        serde_json::json!({"brokerName": "broker-h", "servers": [{"namesrv": a, "addTopicCount": 2}], "failed": []})
+    );
     assert_eq!(perms(&a, "HabitTopic"), [6]);
 
     // A broker the server does not know: nothing touched, and said so.
@@ -138,7 +141,7 @@ fn delete_topic_in_the_name_server_with_and_without_a_cluster() {
     assert_eq!(perms(&a, "HabitTopic"), [6]);
 
     let out = admin(&a, &["deleteTopic", "-t", "HabitTopic", "-c", "HabitCluster"]).ok();
-    assert_eq!(out, format!("Deleted topic HabitTopic (cluster HabitCluster) on {a}\n"));
+    assert_eq!(out, format!("Delete topic HabitTopic (cluster HabitCluster)\n{a}  ok\n"));
     let gone = admin(&a, &["topicRoute", "-t", "HabitTopic"]);
     assert_eq!(gone.code, 1, "{}", gone.stderr);
     assert!(gone.stderr.contains("TOPIC_NOT_EXIST"), "{}", gone.stderr);
@@ -213,4 +216,84 @@ fn help_lists_every_command_with_its_mqadmin_name() {
     }
     let top = run(&["--help"], None).ok();
     assert!(top.contains("admin") && top.contains("wipeWritePerm"), "{top}");
+}
+
+/// `NAMESRV_ADDR="a;b"` with one of the two stopped: every read falls over to the server that answers (and says
+/// so on stderr only when it was not the first); every write goes to both, prints one line per server and exits
+/// non-zero, and the server that is up applied it.
+#[test]
+fn with_one_of_two_servers_down_reads_fall_over_and_writes_report_each_server() {
+    let (server, _broker) = with_broker();
+    let live = server.addr().to_string();
+    let mut stopped = InProc::start(|_| {});
+    let dead = stopped.addr().to_string();
+    stopped.stop();
+
+    let down_first = format!("{dead};{live}");
+    for command in [&["clusterList"][..], &["topicRoute", "-t", "HabitTopic"], &["topicList"], &["getNamesrvConfig"]] {
+        let expected = admin(&live, command).ok();
+        let args = [&["admin"][..], command].concat();
+        let fell_over = run(&args, Some(&down_first));
+        let stderr = &fell_over.stderr;
+        assert_eq!((fell_over.code, fell_over.stdout.as_str()), (0, expected.as_str()), "{command:?}: {stderr}");
+        assert!(stderr.contains(&format!("cannot connect to name server {dead}")), "{stderr}");
+        assert!(stderr.contains(&format!("answered by {live}")), "{stderr}");
+        // The first server answered: nothing on stderr.
+        let quiet = run(&args, Some(&format!("{live};{dead}")));
+        assert_eq!((quiet.code, quiet.stderr.as_str(), quiet.stdout), (0, "", expected), "{command:?}");
+    }
+
+    let up_first = format!("{live};{dead}");
+    let put = run(&["admin", "updateKvConfig", "-s", "NS", "-k", "k", "-v", "v"], Some(&up_first));
+    assert_eq!(put.code, 2, "{}", put.stderr);
+    let lines: Vec<&str> = put.stdout.lines().collect();
+    assert_eq!(lines[0], "Put NS k = v");
+    assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), [live.as_str(), "ok"]);
+    assert!(lines[2].starts_with(&format!("{dead}  failed: cannot connect: ")), "{}", put.stdout);
+    assert_eq!(lines.len(), 3, "{}", put.stdout);
+    assert!(put.stderr.contains(&format!("failed on 1 of 2 name servers ({dead})")), "{}", put.stderr);
+    assert_eq!(admin(&live, &["getKvConfig", "-s", "NS", "-k", "k"]).ok(), "v\n", "the live server applied it");
+
+    // The same for every write, whichever way it is spelled; the dead server first does not stop the live one.
+    for command in [
+        &["deleteKvConfig", "-s", "NS", "-k", "k"][..],
+        &["kv", "put", "NS", "k2", "v2"],
+        &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true"],
+        &["config", "set", "clusterTest=true"],
+        &["deleteTopic", "-t", "OtherTopic"],
+        &["addWritePerm", "-b", "broker-h"],
+        &["wipeWritePerm", "-b", "broker-h"],
+    ] {
+        let args = [&["admin"][..], command].concat();
+        let write = run(&args, Some(&down_first));
+        assert_eq!(write.code, 2, "{command:?}: {}", write.stderr);
+        let out = &write.stdout;
+        let dead_line = out.lines().position(|l| l.contains(&dead) && l.contains("ailed")).expect(out);
+        let live_line = out.lines().position(|l| l.contains(&live) && !l.contains("ailed")).expect(out);
+        assert!(dead_line < live_line, "-n order: {out}");
+    }
+    assert_eq!(admin(&live, &["kv", "get", "NS", "k2"]).ok(), "v2\n");
+    let config: Value = serde_json::from_str(&admin(&live, &["--json", "config", "get"]).ok()).unwrap();
+    assert_eq!((config["orderMessageEnable"].as_str(), config["clusterTest"].as_str()), (Some("true"), Some("true")));
+    assert_eq!(perms(&live, "HabitTopic"), [4], "wiped on the live server");
+    assert!(!admin(&live, &["topicList"]).ok().contains("OtherTopic"));
+    let wipe = run(&["admin", "wipeWritePerm", "-b", "broker-h"], Some(&up_first));
+    let lines: Vec<&str> = wipe.stdout.lines().collect();
+    assert_eq!(lines[0], format!("wipe write perm of broker[broker-h] in name server[{live}] OK, 1"));
+    let failed = format!("wipe write perm of broker[broker-h] in name server[{dead}] Failed: cannot connect: ");
+    assert!(lines[1].starts_with(&failed), "{}", wipe.stdout);
+
+    // In JSON: the servers that applied it, and those that failed with why.
+    let put = run(&["admin", "--json", "kv", "put", "NS", "k3", "v3"], Some(&up_first));
+    assert_eq!(put.code, 2);
+    let v: Value = serde_json::from_str(&put.stdout).unwrap();
+    assert_eq!(v["servers"], serde_json::json!([live]));
+    assert_eq!(v["failed"][0]["namesrv"], dead.as_str());
+    assert!(v["failed"][0]["error"].as_str().unwrap_or_default().starts_with("cannot connect: "), "{v}");
+
+    // Both down: a read fails naming the last one tried, after saying it tried the first.
+    let both = format!("{dead};{dead}");
+    let none = run(&["admin", "clusterList"], Some(&both));
+    assert_eq!(none.code, 2);
+    assert_eq!(none.stderr.lines().count(), 2, "{}", none.stderr);
 }

@@ -15,12 +15,12 @@ pub(super) fn run(ctx: &Ctx, cmd: &ConfigCommand) -> Result<Output, CliError> {
 }
 
 fn get(ctx: &Ctx) -> Result<Output, CliError> {
-    let addr = ctx.single("config get")?;
-    let mut client = ctx.connect(addr)?;
-    let cmd = client.cmd(RequestCode::GET_NAMESRV_CONFIG);
-    let resp = call(&mut client, cmd)?;
-    let text = String::from_utf8_lossy(&resp.body);
-    let pairs = props::parse(&text).map_err(|e| bad_body(&client, format!("cannot read the configuration: {e}")))?;
+    let pairs = ctx.read(|client| {
+        let cmd = client.cmd(RequestCode::GET_NAMESRV_CONFIG);
+        let resp = call(client, cmd)?;
+        let text = String::from_utf8_lossy(&resp.body);
+        props::parse(&text).map_err(|e| bad_body(client, format!("cannot read the configuration: {e}")))
+    })?;
     // Later duplicates win, as in java.util.Properties.
     let config: BTreeMap<String, String> = pairs.into_iter().collect();
     if ctx.json {
@@ -50,20 +50,12 @@ fn parse_item(item: &str) -> Result<(String, String), CliError> {
 fn set(ctx: &Ctx, items: &[String]) -> Result<Output, CliError> {
     let pairs = items.iter().map(|i| parse_item(i)).collect::<Result<Vec<_>, _>>()?;
     let body = props::write(&pairs);
-    for addr in &ctx.addrs {
-        let mut client = ctx.connect(addr)?;
-        let cmd = client.cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(body.clone().into_bytes());
-        call(&mut client, cmd)?;
-    }
-    if ctx.json {
-        let updated: BTreeMap<&str, &str> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        return Ok(Output::json(&serde_json::json!({ "updated": updated, "servers": ctx.addrs })));
-    }
-    let mut text = format!("Updated on {}:\n", ctx.addrs.join(", "));
-    for (k, v) in &pairs {
-        text.push_str(&format!("  {k}={v}\n"));
-    }
-    Ok(Output::ok(text))
+    let writes = ctx
+        .write_all(|c| c.cmd(RequestCode::UPDATE_NAMESRV_CONFIG).with_body(body.clone().into_bytes()), |_, _| Ok(()))
+        .sole_error()?;
+    let updated: BTreeMap<&str, &str> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let shown: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Ok(writes.report(ctx, &format!("Update {}", shown.join(" ")), serde_json::json!({ "updated": updated })))
 }
 
 #[cfg(test)]

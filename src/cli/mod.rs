@@ -8,10 +8,13 @@
 //!   permission, topic deletion), `controller` (RIP-44 controller commands, sent to a controller's `-a` instead).
 //!   mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k -v`, `wipeWritePerm -b`,
 //!   `electMaster -bn`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
+//! - `servers`: with several name servers, a read goes to the first that answers and a write to every one, each
+//!   server's outcome printed.
 //!
 //! Exit codes: 0 success (for `diff`: identical), 1 an error answered by a server (its code and remark are printed),
-//! a missing topic, KV entry or controller broker group, or `diff` found differences, 2 a server that cannot be reached or does not answer,
-//! or bad arguments.
+//! a missing topic, KV entry or controller broker group, or `diff` found differences, 2 a server that cannot be
+//! reached or does not answer, or bad arguments. A write that failed on some servers exits with the worst failure's
+//! code.
 
 mod client;
 mod cluster;
@@ -22,6 +25,7 @@ mod diff;
 mod kv;
 mod perm;
 mod route;
+mod servers;
 mod table;
 
 use std::process::ExitCode;
@@ -40,7 +44,8 @@ pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
 /// Query and change a running name server.
 #[derive(Args, Debug, Clone)]
 pub struct AdminArgs {
-    /// Name server address host:port; repeat it (or separate with ';') to name several servers.
+    /// Name server address host:port; repeat it (or separate with ';') to name several servers: reads go to the
+    /// first that answers, writes to every one. Default: $NAMESRV_ADDR, then 127.0.0.1:9876.
     #[arg(
         short = 'n',
         long = "namesrvAddr",
@@ -228,19 +233,34 @@ impl CliError {
         match self {
             CliError::Unreachable { addr, reason } => write!(f, "cannot connect to {server} {addr}: {reason}"),
             CliError::Io { addr, reason } => write!(f, "{server} {addr}: {reason}"),
-            CliError::Server { addr, code, remark } => {
-                write!(f, "{server} {addr} answered {} ({code})", code_name(*code))?;
-                match remark {
-                    Some(r) if !r.is_empty() => write!(f, ": {}", first_line(r)),
-                    _ => Ok(()),
-                }
-            }
+            CliError::Server { addr, code, remark } => write!(f, "{server} {addr} {}", answer(*code, remark)),
             CliError::TopicNotExist { addr, topic } => {
                 write!(f, "topic {topic:?} does not exist on name server {addr} (TOPIC_NOT_EXIST, 17)")
             }
             CliError::BadBody { addr, reason } => write!(f, "{server} {addr}: {reason}"),
             CliError::Usage(msg) => f.write_str(msg),
             CliError::Controller(e) => e.describe(f, "controller"),
+        }
+    }
+}
+
+/// `answered NO_PERMISSION (16): remark's first line`.
+fn answer(code: i32, remark: &Option<String>) -> String {
+    match remark {
+        Some(r) if !r.is_empty() => format!("answered {} ({code}): {}", code_name(code), first_line(r)),
+        _ => format!("answered {} ({code})", code_name(code)),
+    }
+}
+
+impl CliError {
+    /// What went wrong, without the server's address: for a line that already names it.
+    pub fn reason(&self) -> String {
+        match self {
+            CliError::Unreachable { reason, .. } => format!("cannot connect: {reason}"),
+            CliError::Io { reason, .. } | CliError::BadBody { reason, .. } => reason.clone(),
+            CliError::Server { code, remark, .. } => answer(*code, remark),
+            CliError::Controller(e) => e.reason(),
+            other => other.to_string(),
         }
     }
 }
@@ -334,35 +354,9 @@ impl Ctx {
         Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout), credentials: credentials(args) }
     }
 
-    /// The one server a read command talks to.
-    fn single(&self, command: &str) -> Result<&str, CliError> {
-        match self.addrs.as_slice() {
-            [one] => Ok(one),
-            _ => Err(CliError::Usage(format!(
-                "`{command}` reads from one name server, got {} (use `diff` to compare servers)",
-                self.addrs.len()
-            ))),
-        }
-    }
-
     fn connect(&self, addr: &str) -> Result<Client, CliError> {
         Client::connect(addr, self.timeout).map(|c| c.signing(self.credentials.clone()))
     }
-}
-
-/// Sends the same write to every server in turn (as mqadmin does), stopping at the first failure; the responses,
-/// by server.
-fn on_each(
-    ctx: &Ctx,
-    build: impl Fn(&mut Client) -> RemotingCommand,
-) -> Result<Vec<(String, RemotingCommand)>, CliError> {
-    let mut out = Vec::with_capacity(ctx.addrs.len());
-    for addr in &ctx.addrs {
-        let mut client = ctx.connect(addr)?;
-        let cmd = build(&mut client);
-        out.push((addr.clone(), call(&mut client, cmd)?));
-    }
-    Ok(out)
 }
 
 /// Sends `cmd` and returns the response if it is SUCCESS; any other code is `CliError::Server`.
