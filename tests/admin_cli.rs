@@ -282,7 +282,7 @@ fn config_get_and_set_as_table_and_json() {
     let run = admin(&["-n", &a, "config", "set", "orderMessageEnable=true", "kvConfigPath=/tmp/x.json"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
-        run.stderr.trim(),
+        run.stderr.lines().last().unwrap_or_default(),
         format!(
             "mqnamesrv admin: name server {a} answered NO_PERMISSION (16): Can not update config in black list. \
              Not changeable at runtime: kvConfigPath"

@@ -297,3 +297,55 @@ fn with_one_of_two_servers_down_reads_fall_over_and_writes_report_each_server() 
     assert_eq!(none.code, 2);
     assert_eq!(none.stderr.lines().count(), 2, "{}", none.stderr);
 }
+
+/// updateNamesrvConfig checks the key before sending: a key the server ignores is warned about and still sent
+/// (exit 0, as the server answers SUCCESS); a start-only key is warned about and the server's refusal printed; a
+/// value that is not true/false for a boolean key is refused with nothing sent.
+#[test]
+fn update_namesrv_config_warns_of_ignored_keys_and_refuses_non_boolean_switches() {
+    let server = InProc::start(|_| {});
+    let a = server.addr().to_string();
+    let config = |a: &str| -> Value { serde_json::from_str(&admin(a, &["--json", "getNamesrvConfig"]).ok()).unwrap() };
+
+    let unknown = admin(&a, &["updateNamesrvConfig", "-k", "fooBar", "-v", "1"]);
+    assert_eq!(unknown.code, 0, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.starts_with("mqnamesrv admin: warning: fooBar is not a name server setting"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(unknown.stderr.contains("the server ignores it"), "{}", unknown.stderr);
+    assert_eq!(config(&a)["fooBar"], Value::Null, "ignored indeed");
+
+    admin(&a, &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "TRUE"]).ok();
+    assert_eq!(config(&a)["orderMessageEnable"], "true");
+    for args in [
+        &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "maybe"][..],
+        &["config", "set", "clusterTest=true", "orderMessageEnable=no"],
+    ] {
+        let refused = admin(&a, args);
+        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+        assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+        assert!(refused.stderr.contains("orderMessageEnable is a boolean: give true or false"), "{}", refused.stderr);
+        assert!(refused.stderr.contains("Nothing was sent"), "{}", refused.stderr);
+    }
+    // Sent, "maybe" would have turned the switch off, and clusterTest would be on.
+    let after = config(&a);
+    assert_eq!((after["orderMessageEnable"].as_str(), after["clusterTest"].as_str()), (Some("true"), Some("false")));
+
+    let start_only = admin(&a, &["updateNamesrvConfig", "-k", "listenPort", "-v", "9999"]);
+    assert_eq!(start_only.code, 1, "{}", start_only.stderr);
+    let lines: Vec<&str> = start_only.stderr.lines().collect();
+    assert!(lines[0].contains("warning: listenPort is set at start only: the server refuses it (NO_PERMISSION)"));
+    assert_eq!(
+        lines[1],
+        format!(
+            "mqnamesrv admin: name server {a} answered NO_PERMISSION (16): Can not update config in black list. \
+             Not changeable at runtime: listenPort"
+        )
+    );
+    assert_eq!(config(&a)["listenPort"], "0");
+
+    let help = run(&["admin", "updateNamesrvConfig", "--help"], None).ok();
+    assert!(help.contains("Boolean.parseBoolean") && help.contains("nothing is sent"), "{help}");
+}

@@ -122,11 +122,20 @@ pub enum AdminCommand {
     /// mqadmin's name for `config get`.
     #[command(name = "getNamesrvConfig")]
     GetNamesrvConfig,
-    /// mqadmin's name for `config set KEY=VALUE`.
+    /// mqadmin's name for `config set KEY=VALUE`: change one setting on every name server.
+    ///
+    /// The key is checked first against the name server's settings (Java's NamesrvConfig and NettyServerConfig
+    /// keys, and ours). A key the server ignores (one nobody knows: Java ignores it too) or refuses (set at start
+    /// only: NO_PERMISSION, nothing of the update applied) is warned about on stderr and still sent. A boolean key
+    /// takes only true or false, in any case: Java reads the value with Boolean.parseBoolean, for which anything
+    /// but "true" is false, so `-v maybe` or a typo would silently turn the switch off; such a value is refused
+    /// and nothing is sent.
     #[command(name = "updateNamesrvConfig")]
     UpdateNamesrvConfig {
+        /// The setting's name (Java's key, e.g. orderMessageEnable).
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
+        /// Its new value (true or false for a boolean key).
         #[arg(short = 'v', long = "value", value_name = "VALUE")]
         value: String,
     },
@@ -188,7 +197,11 @@ pub enum KvCommand {
 pub enum ConfigCommand {
     /// All configuration items, sorted by key.
     Get,
-    /// Change items at run time (on every server given with -n); black-listed keys are refused.
+    /// Change items at run time (on every server given with -n); start-only keys are refused by the server.
+    ///
+    /// As updateNamesrvConfig: keys the server ignores or refuses are warned about and still sent; a value other
+    /// than true or false for a boolean key is refused before anything is sent (Java's Boolean.parseBoolean would
+    /// read it as false).
     Set {
         /// KEY=VALUE pairs.
         #[arg(required = true, value_name = "KEY=VALUE")]
