@@ -349,3 +349,30 @@ fn update_namesrv_config_warns_of_ignored_keys_and_refuses_non_boolean_switches(
     let help = run(&["admin", "updateNamesrvConfig", "--help"], None).ok();
     assert!(help.contains("Boolean.parseBoolean") && help.contains("nothing is sent"), "{help}");
 }
+
+/// Every flag and argument of every admin command says what it is in `--help`.
+#[test]
+fn every_flag_of_every_command_has_a_description() {
+    fn undescribed(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.get_help().is_none() && !["help", "version"].contains(&id) {
+                out.push(format!("{path} {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            undescribed(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut parser = namesrv::cli::AdminArgs::augment_args(clap::Command::new("admin"));
+    parser.build();
+    let mut missing = Vec::new();
+    undescribed(&parser, "admin", &mut missing);
+    assert!(missing.is_empty(), "no description: {missing:#?}");
+    // And the binary shows them.
+    let help = run(&["admin", "wipeWritePerm", "--help"], None).ok();
+    assert!(
+        help.lines().any(|l| l.contains("--brokerName") && l.len() > "  -b, --brokerName <BROKER>".len() + 5),
+        "{help}"
+    );
+}

@@ -80,6 +80,7 @@ pub enum AdminCommand {
         /// Topic name (or `-t TOPIC`, as mqadmin takes it).
         #[arg(required_unless_present = "topic_flag", conflicts_with = "topic_flag")]
         topic: Option<String>,
+        /// Topic name, as mqadmin's topicRoute takes it.
         #[arg(short = 't', long = "topic", id = "topic_flag", value_name = "TOPIC")]
         topic_flag: Option<String>,
     },
@@ -101,12 +102,14 @@ pub enum AdminCommand {
     /// to it before it is taken down. Undone by addWritePerm, or when the broker registers changed topic configs.
     #[command(name = "wipeWritePerm")]
     WipeWritePerm {
+        /// Broker name (the broker group) whose queues lose their write permission.
         #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
         broker: String,
     },
     /// Give a broker's queues read and write permission again in the name server(s) (327).
     #[command(name = "addWritePerm")]
     AddWritePerm {
+        /// Broker name (the broker group) whose queues get read and write permission back.
         #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
         broker: String,
     },
@@ -114,8 +117,10 @@ pub enum AdminCommand {
     /// server part of mqadmin's deleteTopic: a broker that still has the topic files it again when it registers.
     #[command(name = "deleteTopic")]
     DeleteTopic {
+        /// Topic to delete.
         #[arg(short = 't', long = "topic", value_name = "TOPIC")]
         topic: String,
+        /// Only the queues of this cluster's brokers; without it, the whole topic.
         #[arg(short = 'c', long = "clusterName", value_name = "CLUSTER")]
         cluster: Option<String>,
     },
@@ -142,26 +147,33 @@ pub enum AdminCommand {
     /// mqadmin's name for `kv put NAMESPACE KEY VALUE`.
     #[command(name = "updateKvConfig")]
     UpdateKvConfig {
+        /// KV namespace (ORDER_TOPIC_CONFIG for order topics).
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
+        /// Value to store.
         #[arg(short = 'v', long = "value", value_name = "VALUE")]
         value: String,
     },
     /// `kv get NAMESPACE KEY` with mqadmin-style flags.
     #[command(name = "getKvConfig")]
     GetKvConfig {
+        /// KV namespace.
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
     },
     /// mqadmin's name for `kv delete NAMESPACE KEY`.
     #[command(name = "deleteKvConfig")]
     DeleteKvConfig {
+        /// KV namespace.
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
     },
@@ -184,13 +196,33 @@ pub enum AdminCommand {
 #[derive(Subcommand, Debug, Clone)]
 pub enum KvCommand {
     /// Print the value of one key.
-    Get { namespace: String, key: String },
+    Get {
+        /// KV namespace.
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+    },
     /// Set a key (on every server given with -n).
-    Put { namespace: String, key: String, value: String },
+    Put {
+        /// KV namespace (ORDER_TOPIC_CONFIG for order topics).
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+        /// Value to store.
+        value: String,
+    },
     /// Delete a key (on every server given with -n).
-    Delete { namespace: String, key: String },
+    Delete {
+        /// KV namespace.
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+    },
     /// All keys and values of a namespace.
-    List { namespace: String },
+    List {
+        /// KV namespace.
+        namespace: String,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]
