@@ -376,3 +376,25 @@ fn every_flag_of_every_command_has_a_description() {
         "{help}"
     );
 }
+
+/// An admin command typed without `admin` (`mqnamesrv clusterList`, the mqadmin habit) is not run and not a bare
+/// "unrecognized subcommand": the right form is printed, exit 2.
+#[test]
+fn admin_commands_without_admin_suggest_the_right_form() {
+    for (args, right) in [
+        (&["clusterList"][..], "mqnamesrv admin clusterList"),
+        (&["-n", "127.0.0.1:1", "topicRoute", "-t", "T"], "mqnamesrv -n 127.0.0.1:1 admin topicRoute -t T"),
+        (&["updateNamesrvConfig", "-k", "k", "-v", "v"], "mqnamesrv admin updateNamesrvConfig -k k -v v"),
+        (&["getcontrollermetadata", "-a", "h:1"], "mqnamesrv admin getControllerMetaData -a h:1"),
+    ] {
+        let run = run(args, None);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert!(run.stderr.contains("is an admin command"), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().nth(1).map(str::trim), Some(right), "{}", run.stderr);
+    }
+    // Other unknown words are still clap's error.
+    let other = run(&["frobnicate"], None);
+    assert_eq!(other.code, 2);
+    assert!(other.stderr.contains("unrecognized subcommand"), "{}", other.stderr);
+}

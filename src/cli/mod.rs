@@ -8,6 +8,7 @@
 //!   permission, topic deletion), `controller` (RIP-44 controller commands, sent to a controller's `-a` instead).
 //!   mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k -v`, `wipeWritePerm -b`,
 //!   `electMaster -bn`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
+//! - `argv`: the command line before clap: mqadmin's `-bn`, and admin commands typed without `admin`.
 //! - `servers`: with several name servers, a read goes to the first that answers and a write to every one, each
 //!   server's outcome printed.
 //!
@@ -16,6 +17,7 @@
 //! reached or does not answer, or bad arguments. A write that failed on some servers exits with the worst failure's
 //! code.
 
+mod argv;
 mod client;
 mod cluster;
 mod config;
@@ -35,8 +37,8 @@ use clap::{Args, Subcommand};
 
 use crate::model::{BrokerData, QueueData};
 use crate::protocol::{RemotingCommand, ResponseCode};
+pub use argv::{mqadmin_argv, top_level_hint};
 use client::Client;
-pub use controller::mqadmin_argv;
 
 /// Where `-n` points when it is not given (the Java default).
 pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
