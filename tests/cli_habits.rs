@@ -398,3 +398,29 @@ fn admin_commands_without_admin_suggest_the_right_form() {
     assert_eq!(other.code, 2);
     assert!(other.stderr.contains("unrecognized subcommand"), "{}", other.stderr);
 }
+
+/// A controller command pointed at a name server's port (where no controller answers; the name server answers
+/// REQUEST_CODE_NOT_SUPPORTED) says that the controller is off there, rather than a bare response code.
+#[test]
+fn controller_commands_at_a_name_server_port_say_the_controller_is_off() {
+    let server = InProc::start(|_| {});
+    let a = server.addr().to_string();
+    for command in [
+        &["getControllerMetaData", "-a", &a][..],
+        &["getSyncStateSet", "-a", &a, "-b", "broker-a"],
+        &["electMaster", "-a", &a, "-c", "C", "-bn", "broker-a", "-b", "1"],
+        &["cleanBrokerMetadata", "-a", &a, "-c", "C", "-bn", "broker-a"],
+    ] {
+        let args = [&["admin"][..], command].concat();
+        let off = run(&args, None);
+        assert_eq!(off.code, 1, "{command:?}: {}", off.stderr);
+        assert!(off.stdout.is_empty(), "{}", off.stdout);
+        assert!(
+            off.stderr.starts_with(&format!(
+                "mqnamesrv admin: the controller is off at {a} (enableControllerInNamesrv=false?)"
+            )),
+            "{command:?}: {}",
+            off.stderr
+        );
+    }
+}

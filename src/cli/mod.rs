@@ -260,12 +260,18 @@ pub enum CliError {
     Usage(String),
     /// An error from a controller rather than a name server (the same kinds, named so).
     Controller(Box<CliError>),
+    /// A controller request answered REQUEST_CODE_NOT_SUPPORTED: no controller serves that address, as on a name
+    /// server's port (a name server, Java's or ours, answers so to every controller code).
+    ControllerOff { addr: String },
 }
 
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Server { .. } | CliError::TopicNotExist { .. } | CliError::BadBody { .. } => 1,
+            CliError::Server { .. }
+            | CliError::TopicNotExist { .. }
+            | CliError::BadBody { .. }
+            | CliError::ControllerOff { .. } => 1,
             CliError::Unreachable { .. } | CliError::Io { .. } | CliError::Usage(_) => 2,
             CliError::Controller(e) => e.exit_code(),
         }
@@ -273,7 +279,12 @@ impl CliError {
 
     /// `e`, said of a controller.
     fn controller(e: CliError) -> CliError {
-        CliError::Controller(Box::new(e))
+        match e {
+            CliError::Server { addr, code: ResponseCode::REQUEST_CODE_NOT_SUPPORTED, .. } => {
+                CliError::ControllerOff { addr }
+            }
+            e => CliError::Controller(Box::new(e)),
+        }
     }
 
     fn describe(&self, f: &mut std::fmt::Formatter<'_>, server: &str) -> std::fmt::Result {
@@ -287,6 +298,12 @@ impl CliError {
             CliError::BadBody { addr, reason } => write!(f, "{server} {addr}: {reason}"),
             CliError::Usage(msg) => f.write_str(msg),
             CliError::Controller(e) => e.describe(f, "controller"),
+            CliError::ControllerOff { addr } => write!(
+                f,
+                "the controller is off at {addr} (enableControllerInNamesrv=false?): it answered \
+                 REQUEST_CODE_NOT_SUPPORTED (3) to a controller request. A controller listens on its own port, the \
+                 one of controllerDLegerPeers, not on the name server's"
+            ),
         }
     }
 }
