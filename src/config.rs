@@ -134,6 +134,15 @@ macro_rules! config_table {
                 }
             }
 
+            /// Whether a known key is a boolean, read as Java's `Boolean.parseBoolean` does (anything but "true"
+            /// is false): the admin CLI refuses other values for it rather than turn a switch off by a typo.
+            pub fn is_boolean(key: &str) -> bool {
+                match key {
+                    $( $name => stringify!($ty) == "bool", )*
+                    _ => false,
+                }
+            }
+
             /// The current value of a known key as text; `None` for unknown keys and unset optional values.
             pub fn get(&self, key: &str) -> Option<String> {
                 match key {
@@ -423,6 +432,8 @@ mod tests {
         assert_eq!(c.set("orderMessageEnable", "TRUE"), Ok(true));
         assert!(c.order_message_enable);
         assert_eq!(c.set("noSuchKey", "1"), Err(UnknownKey));
+        assert!(Config::is_boolean("orderMessageEnable") && Config::is_boolean("aclEnable"));
+        assert!(!Config::is_boolean("listenPort") && !Config::is_boolean("noSuchKey"));
         let warnings = c.apply(&[("noSuchKey".into(), "1".into())]);
         assert_eq!(warnings.len(), 1);
         assert_eq!(c.extra.get("noSuchKey").map(String::as_str), Some("1"));

@@ -230,7 +230,8 @@ fn kv_put_get_list_delete_as_table_and_json() {
     let v = admin(&["-n", &a, "--json", "kv", "list", "ORDER_TOPIC_CONFIG"]).ok().json();
     assert_eq!(v["table"], serde_json::json!({ "TopicTest": "broker-a:4", "Zeta": "broker-a:8;broker-b:8" }));
 
-    assert!(admin(&["-n", &a, "kv", "delete", "ORDER_TOPIC_CONFIG", "TopicTest"]).ok().stdout.contains("Deleted"));
+    let deleted = admin(&["-n", &a, "kv", "delete", "ORDER_TOPIC_CONFIG", "TopicTest"]).ok().stdout;
+    assert_eq!(deleted, format!("Delete ORDER_TOPIC_CONFIG TopicTest\n{a}  ok\n"));
     let v = admin(&["-n", &a, "--json", "kv", "delete", "ORDER_TOPIC_CONFIG", "Zeta"]).ok().json();
     assert_eq!(v["key"], "Zeta");
     assert_eq!(
@@ -281,7 +282,7 @@ fn config_get_and_set_as_table_and_json() {
     let run = admin(&["-n", &a, "config", "set", "orderMessageEnable=true", "kvConfigPath=/tmp/x.json"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
-        run.stderr.trim(),
+        run.stderr.lines().last().unwrap_or_default(),
         format!("mqnamesrv admin: name server {a} answered NO_PERMISSION (16): Can not update config in black list.")
     );
     assert_eq!(admin(&["-n", &a, "--json", "config", "get"]).ok().json()["orderMessageEnable"], "false");
@@ -389,7 +390,6 @@ fn bad_arguments_print_usage_and_exit_non_zero() {
         (vec!["config", "set", "novalue"], "expected KEY=VALUE"),
         (vec!["diff", "-n", "127.0.0.1:1"], "two or more"),
         (vec!["diff"], "two or more"),
-        (vec!["topics", "-n", "127.0.0.1:1", "-n", "127.0.0.1:2"], "use `diff`"),
     ] {
         let run = admin(&args);
         assert_eq!(run.code, 2, "{args:?}");

@@ -119,7 +119,10 @@ fn wipe_and_add_write_perm_change_the_routes_and_report_counts() {
 
     let out = admin(&a, &["--json", "addWritePerm", "--brokerName", "broker-h"]).ok();
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v, serde_json::json!({"brokerName": "broker-h", "servers": [{"namesrv": a, "addTopicCount": 2}]}));
+    assert_eq!(
+        v,
+        serde_json::json!({"brokerName": "broker-h", "servers": [{"namesrv": a, "addTopicCount": 2}], "failed": []})
+    );
     assert_eq!(perms(&a, "HabitTopic"), [6]);
 
     // A broker the server does not know: nothing touched, and said so.
@@ -138,7 +141,7 @@ fn delete_topic_in_the_name_server_with_and_without_a_cluster() {
     assert_eq!(perms(&a, "HabitTopic"), [6]);
 
     let out = admin(&a, &["deleteTopic", "-t", "HabitTopic", "-c", "HabitCluster"]).ok();
-    assert_eq!(out, format!("Deleted topic HabitTopic (cluster HabitCluster) on {a}\n"));
+    assert_eq!(out, format!("Delete topic HabitTopic (cluster HabitCluster)\n{a}  ok\n"));
     let gone = admin(&a, &["topicRoute", "-t", "HabitTopic"]);
     assert_eq!(gone.code, 1, "{}", gone.stderr);
     assert!(gone.stderr.contains("TOPIC_NOT_EXIST"), "{}", gone.stderr);
@@ -213,4 +216,211 @@ fn help_lists_every_command_with_its_mqadmin_name() {
     }
     let top = run(&["--help"], None).ok();
     assert!(top.contains("admin") && top.contains("wipeWritePerm"), "{top}");
+}
+
+/// `NAMESRV_ADDR="a;b"` with one of the two stopped: every read falls over to the server that answers (and says
+/// so on stderr only when it was not the first); every write goes to both, prints one line per server and exits
+/// non-zero, and the server that is up applied it.
+#[test]
+fn with_one_of_two_servers_down_reads_fall_over_and_writes_report_each_server() {
+    let (server, _broker) = with_broker();
+    let live = server.addr().to_string();
+    let mut stopped = InProc::start(|_| {});
+    let dead = stopped.addr().to_string();
+    stopped.stop();
+
+    let down_first = format!("{dead};{live}");
+    for command in [&["clusterList"][..], &["topicRoute", "-t", "HabitTopic"], &["topicList"], &["getNamesrvConfig"]] {
+        let expected = admin(&live, command).ok();
+        let args = [&["admin"][..], command].concat();
+        let fell_over = run(&args, Some(&down_first));
+        let stderr = &fell_over.stderr;
+        assert_eq!((fell_over.code, fell_over.stdout.as_str()), (0, expected.as_str()), "{command:?}: {stderr}");
+        assert!(stderr.contains(&format!("cannot connect to name server {dead}")), "{stderr}");
+        assert!(stderr.contains(&format!("answered by {live}")), "{stderr}");
+        // The first server answered: nothing on stderr.
+        let quiet = run(&args, Some(&format!("{live};{dead}")));
+        assert_eq!((quiet.code, quiet.stderr.as_str(), quiet.stdout), (0, "", expected), "{command:?}");
+    }
+
+    let up_first = format!("{live};{dead}");
+    let put = run(&["admin", "updateKvConfig", "-s", "NS", "-k", "k", "-v", "v"], Some(&up_first));
+    assert_eq!(put.code, 2, "{}", put.stderr);
+    let lines: Vec<&str> = put.stdout.lines().collect();
+    assert_eq!(lines[0], "Put NS k = v");
+    assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), [live.as_str(), "ok"]);
+    assert!(lines[2].starts_with(&format!("{dead}  failed: cannot connect: ")), "{}", put.stdout);
+    assert_eq!(lines.len(), 3, "{}", put.stdout);
+    assert!(put.stderr.contains(&format!("failed on 1 of 2 name servers ({dead})")), "{}", put.stderr);
+    assert_eq!(admin(&live, &["getKvConfig", "-s", "NS", "-k", "k"]).ok(), "v\n", "the live server applied it");
+
+    // The same for every write, whichever way it is spelled; the dead server first does not stop the live one.
+    for command in [
+        &["deleteKvConfig", "-s", "NS", "-k", "k"][..],
+        &["kv", "put", "NS", "k2", "v2"],
+        &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true"],
+        &["config", "set", "clusterTest=true"],
+        &["deleteTopic", "-t", "OtherTopic"],
+        &["addWritePerm", "-b", "broker-h"],
+        &["wipeWritePerm", "-b", "broker-h"],
+    ] {
+        let args = [&["admin"][..], command].concat();
+        let write = run(&args, Some(&down_first));
+        assert_eq!(write.code, 2, "{command:?}: {}", write.stderr);
+        let out = &write.stdout;
+        let dead_line = out.lines().position(|l| l.contains(&dead) && l.contains("ailed")).expect(out);
+        let live_line = out.lines().position(|l| l.contains(&live) && !l.contains("ailed")).expect(out);
+        assert!(dead_line < live_line, "-n order: {out}");
+    }
+    assert_eq!(admin(&live, &["kv", "get", "NS", "k2"]).ok(), "v2\n");
+    let config: Value = serde_json::from_str(&admin(&live, &["--json", "config", "get"]).ok()).unwrap();
+    assert_eq!((config["orderMessageEnable"].as_str(), config["clusterTest"].as_str()), (Some("true"), Some("true")));
+    assert_eq!(perms(&live, "HabitTopic"), [4], "wiped on the live server");
+    assert!(!admin(&live, &["topicList"]).ok().contains("OtherTopic"));
+    let wipe = run(&["admin", "wipeWritePerm", "-b", "broker-h"], Some(&up_first));
+    let lines: Vec<&str> = wipe.stdout.lines().collect();
+    assert_eq!(lines[0], format!("wipe write perm of broker[broker-h] in name server[{live}] OK, 1"));
+    let failed = format!("wipe write perm of broker[broker-h] in name server[{dead}] Failed: cannot connect: ");
+    assert!(lines[1].starts_with(&failed), "{}", wipe.stdout);
+
+    // In JSON: the servers that applied it, and those that failed with why.
+    let put = run(&["admin", "--json", "kv", "put", "NS", "k3", "v3"], Some(&up_first));
+    assert_eq!(put.code, 2);
+    let v: Value = serde_json::from_str(&put.stdout).unwrap();
+    assert_eq!(v["servers"], serde_json::json!([live]));
+    assert_eq!(v["failed"][0]["namesrv"], dead.as_str());
+    assert!(v["failed"][0]["error"].as_str().unwrap_or_default().starts_with("cannot connect: "), "{v}");
+
+    // Both down: a read fails naming the last one tried, after saying it tried the first.
+    let both = format!("{dead};{dead}");
+    let none = run(&["admin", "clusterList"], Some(&both));
+    assert_eq!(none.code, 2);
+    assert_eq!(none.stderr.lines().count(), 2, "{}", none.stderr);
+}
+
+/// updateNamesrvConfig checks the key before sending: a key the server ignores is warned about and still sent
+/// (exit 0, as the server answers SUCCESS); a start-only key is warned about and the server's refusal printed; a
+/// value that is not true/false for a boolean key is refused with nothing sent.
+#[test]
+fn update_namesrv_config_warns_of_ignored_keys_and_refuses_non_boolean_switches() {
+    let server = InProc::start(|_| {});
+    let a = server.addr().to_string();
+    let config = |a: &str| -> Value { serde_json::from_str(&admin(a, &["--json", "getNamesrvConfig"]).ok()).unwrap() };
+
+    let unknown = admin(&a, &["updateNamesrvConfig", "-k", "fooBar", "-v", "1"]);
+    assert_eq!(unknown.code, 0, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.starts_with("mqnamesrv admin: warning: fooBar is not a name server setting"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(unknown.stderr.contains("the server ignores it"), "{}", unknown.stderr);
+    assert_eq!(config(&a)["fooBar"], Value::Null, "ignored indeed");
+
+    admin(&a, &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "TRUE"]).ok();
+    assert_eq!(config(&a)["orderMessageEnable"], "true");
+    for args in [
+        &["updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "maybe"][..],
+        &["config", "set", "clusterTest=true", "orderMessageEnable=no"],
+    ] {
+        let refused = admin(&a, args);
+        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+        assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+        assert!(refused.stderr.contains("orderMessageEnable is a boolean: give true or false"), "{}", refused.stderr);
+        assert!(refused.stderr.contains("Nothing was sent"), "{}", refused.stderr);
+    }
+    // Sent, "maybe" would have turned the switch off, and clusterTest would be on.
+    let after = config(&a);
+    assert_eq!((after["orderMessageEnable"].as_str(), after["clusterTest"].as_str()), (Some("true"), Some("false")));
+
+    let start_only = admin(&a, &["updateNamesrvConfig", "-k", "listenPort", "-v", "9999"]);
+    assert_eq!(start_only.code, 1, "{}", start_only.stderr);
+    let lines: Vec<&str> = start_only.stderr.lines().collect();
+    assert!(lines[0].contains("warning: listenPort is set at start only: the server refuses it (NO_PERMISSION)"));
+    assert_eq!(
+        lines[1],
+        format!(
+            "mqnamesrv admin: name server {a} answered NO_PERMISSION (16): Can not update config in black list. \
+             Not changeable at runtime: listenPort"
+        )
+    );
+    assert_eq!(config(&a)["listenPort"], "0");
+
+    let help = run(&["admin", "updateNamesrvConfig", "--help"], None).ok();
+    assert!(help.contains("Boolean.parseBoolean") && help.contains("nothing is sent"), "{help}");
+}
+
+/// Every flag and argument of every admin command says what it is in `--help`.
+#[test]
+fn every_flag_of_every_command_has_a_description() {
+    fn undescribed(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.get_help().is_none() && !["help", "version"].contains(&id) {
+                out.push(format!("{path} {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            undescribed(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut parser = namesrv::cli::AdminArgs::augment_args(clap::Command::new("admin"));
+    parser.build();
+    let mut missing = Vec::new();
+    undescribed(&parser, "admin", &mut missing);
+    assert!(missing.is_empty(), "no description: {missing:#?}");
+    // And the binary shows them.
+    let help = run(&["admin", "wipeWritePerm", "--help"], None).ok();
+    assert!(
+        help.lines().any(|l| l.contains("--brokerName") && l.len() > "  -b, --brokerName <BROKER>".len() + 5),
+        "{help}"
+    );
+}
+
+/// An admin command typed without `admin` (`mqnamesrv clusterList`, the mqadmin habit) is not run and not a bare
+/// "unrecognized subcommand": the right form is printed, exit 2.
+#[test]
+fn admin_commands_without_admin_suggest_the_right_form() {
+    for (args, right) in [
+        (&["clusterList"][..], "mqnamesrv admin clusterList"),
+        (&["-n", "127.0.0.1:1", "topicRoute", "-t", "T"], "mqnamesrv -n 127.0.0.1:1 admin topicRoute -t T"),
+        (&["updateNamesrvConfig", "-k", "k", "-v", "v"], "mqnamesrv admin updateNamesrvConfig -k k -v v"),
+        (&["getcontrollermetadata", "-a", "h:1"], "mqnamesrv admin getControllerMetaData -a h:1"),
+    ] {
+        let run = run(args, None);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert!(run.stderr.contains("is an admin command"), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().nth(1).map(str::trim), Some(right), "{}", run.stderr);
+    }
+    // Other unknown words are still clap's error.
+    let other = run(&["frobnicate"], None);
+    assert_eq!(other.code, 2);
+    assert!(other.stderr.contains("unrecognized subcommand"), "{}", other.stderr);
+}
+
+/// A controller command pointed at a name server's port (where no controller answers; the name server answers
+/// REQUEST_CODE_NOT_SUPPORTED) says that the controller is off there, rather than a bare response code.
+#[test]
+fn controller_commands_at_a_name_server_port_say_the_controller_is_off() {
+    let server = InProc::start(|_| {});
+    let a = server.addr().to_string();
+    for command in [
+        &["getControllerMetaData", "-a", &a][..],
+        &["getSyncStateSet", "-a", &a, "-b", "broker-a"],
+        &["electMaster", "-a", &a, "-c", "C", "-bn", "broker-a", "-b", "1"],
+        &["cleanBrokerMetadata", "-a", &a, "-c", "C", "-bn", "broker-a"],
+    ] {
+        let args = [&["admin"][..], command].concat();
+        let off = run(&args, None);
+        assert_eq!(off.code, 1, "{command:?}: {}", off.stderr);
+        assert!(off.stdout.is_empty(), "{}", off.stdout);
+        assert!(
+            off.stderr.starts_with(&format!(
+                "mqnamesrv admin: the controller is off at {a} (enableControllerInNamesrv=false?)"
+            )),
+            "{command:?}: {}",
+            off.stderr
+        );
+    }
 }

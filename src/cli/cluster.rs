@@ -15,8 +15,7 @@ pub(super) fn fetch_cluster(client: &mut Client) -> Result<ClusterInfo, CliError
 }
 
 pub(super) fn cluster(ctx: &Ctx) -> Result<Output, CliError> {
-    let addr = ctx.single("cluster")?;
-    let info = fetch_cluster(&mut ctx.connect(addr)?)?;
+    let info = ctx.read(fetch_cluster)?;
 
     if ctx.json {
         let brokers: serde_json::Map<String, serde_json::Value> =

@@ -3,8 +3,6 @@
 //! (`getControllerMetaData`, `getSyncStateSet`, `electMaster`, `cleanBrokerMetadata`) and flags. Everything but
 //! the metadata goes to the leader, found with 1005 (its `controllerLeaderAddress`), as mqadmin does.
 
-use std::ffi::OsString;
-
 use clap::Args;
 
 use crate::protocol::code::{ControllerRequestCode as C, ControllerResponseCode as CR};
@@ -76,21 +74,6 @@ pub struct CleanArgs {
     /// names (as Java's does).
     #[arg(short = 'l', long = "cleanLivingBroker")]
     clean_living: bool,
-}
-
-/// mqadmin spells the broker name `-bn`, which clap cannot take as a short flag: after `admin electMaster` or
-/// `admin cleanBrokerMetadata` (or their kebab names), `-bn` becomes `--brokerName`. Other arguments are untouched.
-pub fn mqadmin_argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let mut args: Vec<OsString> = args.into_iter().collect();
-    let Some(admin) = args.iter().position(|a| a == "admin") else { return args };
-    let takes_bn = ["electMaster", "elect-master", "cleanBrokerMetadata", "clean-broker-metadata"];
-    let Some(command) = args[admin..].iter().position(|a| takes_bn.iter().any(|c| a == c)) else { return args };
-    for arg in &mut args[admin + command..] {
-        if arg == "-bn" {
-            *arg = OsString::from("--brokerName");
-        }
-    }
-    args
 }
 
 /// Java names of the controller response codes (2000–2016).
@@ -433,17 +416,6 @@ mod tests {
             vec![("n0".into(), "127.0.0.1:9878".into()), ("n1".into(), "h:9".into())]
         );
         assert_eq!(peers("n0-127.0.0.1:9878"), vec![("n0".to_string(), "127.0.0.1:9878".to_string())]);
-    }
-
-    #[test]
-    fn bn_becomes_broker_name_only_for_the_commands_that_take_it() {
-        let argv = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            mqadmin_argv(argv("mqnamesrv admin electMaster -a h:1 -bn broker-a -b 2")),
-            argv("mqnamesrv admin electMaster -a h:1 --brokerName broker-a -b 2")
-        );
-        assert_eq!(mqadmin_argv(argv("mqnamesrv admin wipeWritePerm -bn")), argv("mqnamesrv admin wipeWritePerm -bn"));
-        assert_eq!(mqadmin_argv(argv("mqnamesrv -bn electMaster")), argv("mqnamesrv -bn electMaster"));
     }
 
     #[test]

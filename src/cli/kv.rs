@@ -1,9 +1,9 @@
-//! `kv get|put|delete|list` (101, 100, 102, 219).
+//! `kv get|put|delete|list` (101, 100, 102, 219): reads from the first server that answers, writes to all.
 
 use crate::protocol::RequestCode;
 
 use super::table::Table;
-use super::{bad_body, call, decode, on_each, CliError, Ctx, KvCommand, Output};
+use super::{bad_body, call, decode, CliError, Ctx, KvCommand, Output};
 
 pub(super) fn run(ctx: &Ctx, cmd: &KvCommand) -> Result<Output, CliError> {
     match cmd {
@@ -15,11 +15,11 @@ pub(super) fn run(ctx: &Ctx, cmd: &KvCommand) -> Result<Output, CliError> {
 }
 
 fn get(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
-    let addr = ctx.single("kv get")?;
-    let mut client = ctx.connect(addr)?;
-    let cmd = client.cmd(RequestCode::GET_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key);
-    let resp = call(&mut client, cmd)?;
-    let value = resp.ext("value").unwrap_or_default().to_string();
+    let value = ctx.read(|client| {
+        let cmd = client.cmd(RequestCode::GET_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key);
+        let resp = call(client, cmd)?;
+        Ok(resp.ext("value").unwrap_or_default().to_string())
+    })?;
     if ctx.json {
         return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "key": key, "value": value })));
     }
@@ -27,31 +27,36 @@ fn get(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
 }
 
 fn put(ctx: &Ctx, namespace: &str, key: &str, value: &str) -> Result<Output, CliError> {
-    on_each(ctx, |c| {
-        c.cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key).with_ext("value", value)
-    })?;
-    if ctx.json {
-        return Ok(Output::json(&serde_json::json!({
-            "namespace": namespace, "key": key, "value": value, "servers": ctx.addrs,
-        })));
-    }
-    Ok(Output::ok(format!("Put {namespace} {key} = {value} on {}\n", ctx.addrs.join(", "))))
+    let writes = ctx
+        .write_all(
+            |c| {
+                let cmd = c.cmd(RequestCode::PUT_KV_CONFIG);
+                cmd.with_ext("namespace", namespace).with_ext("key", key).with_ext("value", value)
+            },
+            |_, _| Ok(()),
+        )
+        .sole_error()?;
+    let json = serde_json::json!({ "namespace": namespace, "key": key, "value": value });
+    Ok(writes.report(ctx, &format!("Put {namespace} {key} = {value}"), json))
 }
 
 fn delete(ctx: &Ctx, namespace: &str, key: &str) -> Result<Output, CliError> {
-    on_each(ctx, |c| c.cmd(RequestCode::DELETE_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key))?;
-    if ctx.json {
-        return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "key": key, "servers": ctx.addrs })));
-    }
-    Ok(Output::ok(format!("Deleted {namespace} {key} on {}\n", ctx.addrs.join(", "))))
+    let writes = ctx
+        .write_all(
+            |c| c.cmd(RequestCode::DELETE_KV_CONFIG).with_ext("namespace", namespace).with_ext("key", key),
+            |_, _| Ok(()),
+        )
+        .sole_error()?;
+    let json = serde_json::json!({ "namespace": namespace, "key": key });
+    Ok(writes.report(ctx, &format!("Delete {namespace} {key}"), json))
 }
 
 fn list(ctx: &Ctx, namespace: &str) -> Result<Output, CliError> {
-    let addr = ctx.single("kv list")?;
-    let mut client = ctx.connect(addr)?;
-    let cmd = client.cmd(RequestCode::GET_KVLIST_BY_NAMESPACE).with_ext("namespace", namespace);
-    let resp = call(&mut client, cmd)?;
-    let table = decode::kv_table(&resp.body).map_err(|e| bad_body(&client, e))?;
+    let table = ctx.read(|client| {
+        let cmd = client.cmd(RequestCode::GET_KVLIST_BY_NAMESPACE).with_ext("namespace", namespace);
+        let resp = call(client, cmd)?;
+        decode::kv_table(&resp.body).map_err(|e| bad_body(client, e))
+    })?;
     if ctx.json {
         return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "table": table })));
     }

@@ -8,11 +8,16 @@
 //!   permission, topic deletion), `controller` (RIP-44 controller commands, sent to a controller's `-a` instead).
 //!   mqadmin's command and flag names work too (`topicRoute -t`, `updateKvConfig -s -k -v`, `wipeWritePerm -b`,
 //!   `electMaster -bn`, …); `-n` may stand before or after the command, and `NAMESRV_ADDR` is the default.
+//! - `argv`: the command line before clap: mqadmin's `-bn`, and admin commands typed without `admin`.
+//! - `servers`: with several name servers, a read goes to the first that answers and a write to every one, each
+//!   server's outcome printed.
 //!
 //! Exit codes: 0 success (for `diff`: identical), 1 an error answered by a server (its code and remark are printed),
-//! a missing topic, KV entry or controller broker group, or `diff` found differences, 2 a server that cannot be reached or does not answer,
-//! or bad arguments.
+//! a missing topic, KV entry or controller broker group, or `diff` found differences, 2 a server that cannot be
+//! reached or does not answer, or bad arguments. A write that failed on some servers exits with the worst failure's
+//! code.
 
+mod argv;
 mod client;
 mod cluster;
 mod config;
@@ -22,6 +27,7 @@ mod diff;
 mod kv;
 mod perm;
 mod route;
+mod servers;
 mod table;
 
 use std::process::ExitCode;
@@ -31,8 +37,8 @@ use clap::{Args, Subcommand};
 
 use crate::model::{BrokerData, QueueData};
 use crate::protocol::{RemotingCommand, ResponseCode};
+pub use argv::{mqadmin_argv, top_level_hint};
 use client::Client;
-pub use controller::mqadmin_argv;
 
 /// Where `-n` points when it is not given (the Java default).
 pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
@@ -40,7 +46,8 @@ pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
 /// Query and change a running name server.
 #[derive(Args, Debug, Clone)]
 pub struct AdminArgs {
-    /// Name server address host:port; repeat it (or separate with ';') to name several servers.
+    /// Name server address host:port; repeat it (or separate with ';') to name several servers: reads go to the
+    /// first that answers, writes to every one. Default: $NAMESRV_ADDR, then 127.0.0.1:9876.
     #[arg(
         short = 'n',
         long = "namesrvAddr",
@@ -75,6 +82,7 @@ pub enum AdminCommand {
         /// Topic name (or `-t TOPIC`, as mqadmin takes it).
         #[arg(required_unless_present = "topic_flag", conflicts_with = "topic_flag")]
         topic: Option<String>,
+        /// Topic name, as mqadmin's topicRoute takes it.
         #[arg(short = 't', long = "topic", id = "topic_flag", value_name = "TOPIC")]
         topic_flag: Option<String>,
     },
@@ -96,12 +104,14 @@ pub enum AdminCommand {
     /// to it before it is taken down. Undone by addWritePerm, or when the broker registers changed topic configs.
     #[command(name = "wipeWritePerm")]
     WipeWritePerm {
+        /// Broker name (the broker group) whose queues lose their write permission.
         #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
         broker: String,
     },
     /// Give a broker's queues read and write permission again in the name server(s) (327).
     #[command(name = "addWritePerm")]
     AddWritePerm {
+        /// Broker name (the broker group) whose queues get read and write permission back.
         #[arg(short = 'b', long = "brokerName", value_name = "BROKER")]
         broker: String,
     },
@@ -109,45 +119,63 @@ pub enum AdminCommand {
     /// server part of mqadmin's deleteTopic: a broker that still has the topic files it again when it registers.
     #[command(name = "deleteTopic")]
     DeleteTopic {
+        /// Topic to delete.
         #[arg(short = 't', long = "topic", value_name = "TOPIC")]
         topic: String,
+        /// Only the queues of this cluster's brokers; without it, the whole topic.
         #[arg(short = 'c', long = "clusterName", value_name = "CLUSTER")]
         cluster: Option<String>,
     },
     /// mqadmin's name for `config get`.
     #[command(name = "getNamesrvConfig")]
     GetNamesrvConfig,
-    /// mqadmin's name for `config set KEY=VALUE`.
+    /// mqadmin's name for `config set KEY=VALUE`: change one setting on every name server.
+    ///
+    /// The key is checked first against the name server's settings (Java's NamesrvConfig and NettyServerConfig
+    /// keys, and ours). A key the server ignores (one nobody knows: Java ignores it too) or refuses (set at start
+    /// only: NO_PERMISSION, nothing of the update applied) is warned about on stderr and still sent. A boolean key
+    /// takes only true or false, in any case: Java reads the value with Boolean.parseBoolean, for which anything
+    /// but "true" is false, so `-v maybe` or a typo would silently turn the switch off; such a value is refused
+    /// and nothing is sent.
     #[command(name = "updateNamesrvConfig")]
     UpdateNamesrvConfig {
+        /// The setting's name (Java's key, e.g. orderMessageEnable).
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
+        /// Its new value (true or false for a boolean key).
         #[arg(short = 'v', long = "value", value_name = "VALUE")]
         value: String,
     },
     /// mqadmin's name for `kv put NAMESPACE KEY VALUE`.
     #[command(name = "updateKvConfig")]
     UpdateKvConfig {
+        /// KV namespace (ORDER_TOPIC_CONFIG for order topics).
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
+        /// Value to store.
         #[arg(short = 'v', long = "value", value_name = "VALUE")]
         value: String,
     },
     /// `kv get NAMESPACE KEY` with mqadmin-style flags.
     #[command(name = "getKvConfig")]
     GetKvConfig {
+        /// KV namespace.
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
     },
     /// mqadmin's name for `kv delete NAMESPACE KEY`.
     #[command(name = "deleteKvConfig")]
     DeleteKvConfig {
+        /// KV namespace.
         #[arg(short = 's', long = "namespace", value_name = "NAMESPACE")]
         namespace: String,
+        /// Key within the namespace.
         #[arg(short = 'k', long = "key", value_name = "KEY")]
         key: String,
     },
@@ -170,20 +198,44 @@ pub enum AdminCommand {
 #[derive(Subcommand, Debug, Clone)]
 pub enum KvCommand {
     /// Print the value of one key.
-    Get { namespace: String, key: String },
+    Get {
+        /// KV namespace.
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+    },
     /// Set a key (on every server given with -n).
-    Put { namespace: String, key: String, value: String },
+    Put {
+        /// KV namespace (ORDER_TOPIC_CONFIG for order topics).
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+        /// Value to store.
+        value: String,
+    },
     /// Delete a key (on every server given with -n).
-    Delete { namespace: String, key: String },
+    Delete {
+        /// KV namespace.
+        namespace: String,
+        /// Key within the namespace.
+        key: String,
+    },
     /// All keys and values of a namespace.
-    List { namespace: String },
+    List {
+        /// KV namespace.
+        namespace: String,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ConfigCommand {
     /// All configuration items, sorted by key.
     Get,
-    /// Change items at run time (on every server given with -n); black-listed keys are refused.
+    /// Change items at run time (on every server given with -n); start-only keys are refused by the server.
+    ///
+    /// As updateNamesrvConfig: keys the server ignores or refuses are warned about and still sent; a value other
+    /// than true or false for a boolean key is refused before anything is sent (Java's Boolean.parseBoolean would
+    /// read it as false).
     Set {
         /// KEY=VALUE pairs.
         #[arg(required = true, value_name = "KEY=VALUE")]
@@ -208,12 +260,18 @@ pub enum CliError {
     Usage(String),
     /// An error from a controller rather than a name server (the same kinds, named so).
     Controller(Box<CliError>),
+    /// A controller request answered REQUEST_CODE_NOT_SUPPORTED: no controller serves that address, as on a name
+    /// server's port (a name server, Java's or ours, answers so to every controller code).
+    ControllerOff { addr: String },
 }
 
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Server { .. } | CliError::TopicNotExist { .. } | CliError::BadBody { .. } => 1,
+            CliError::Server { .. }
+            | CliError::TopicNotExist { .. }
+            | CliError::BadBody { .. }
+            | CliError::ControllerOff { .. } => 1,
             CliError::Unreachable { .. } | CliError::Io { .. } | CliError::Usage(_) => 2,
             CliError::Controller(e) => e.exit_code(),
         }
@@ -221,26 +279,52 @@ impl CliError {
 
     /// `e`, said of a controller.
     fn controller(e: CliError) -> CliError {
-        CliError::Controller(Box::new(e))
+        match e {
+            CliError::Server { addr, code: ResponseCode::REQUEST_CODE_NOT_SUPPORTED, .. } => {
+                CliError::ControllerOff { addr }
+            }
+            e => CliError::Controller(Box::new(e)),
+        }
     }
 
     fn describe(&self, f: &mut std::fmt::Formatter<'_>, server: &str) -> std::fmt::Result {
         match self {
             CliError::Unreachable { addr, reason } => write!(f, "cannot connect to {server} {addr}: {reason}"),
             CliError::Io { addr, reason } => write!(f, "{server} {addr}: {reason}"),
-            CliError::Server { addr, code, remark } => {
-                write!(f, "{server} {addr} answered {} ({code})", code_name(*code))?;
-                match remark {
-                    Some(r) if !r.is_empty() => write!(f, ": {}", first_line(r)),
-                    _ => Ok(()),
-                }
-            }
+            CliError::Server { addr, code, remark } => write!(f, "{server} {addr} {}", answer(*code, remark)),
             CliError::TopicNotExist { addr, topic } => {
                 write!(f, "topic {topic:?} does not exist on name server {addr} (TOPIC_NOT_EXIST, 17)")
             }
             CliError::BadBody { addr, reason } => write!(f, "{server} {addr}: {reason}"),
             CliError::Usage(msg) => f.write_str(msg),
             CliError::Controller(e) => e.describe(f, "controller"),
+            CliError::ControllerOff { addr } => write!(
+                f,
+                "the controller is off at {addr} (enableControllerInNamesrv=false?): it answered \
+                 REQUEST_CODE_NOT_SUPPORTED (3) to a controller request. A controller listens on its own port, the \
+                 one of controllerDLegerPeers, not on the name server's"
+            ),
+        }
+    }
+}
+
+/// `answered NO_PERMISSION (16): remark's first line`.
+fn answer(code: i32, remark: &Option<String>) -> String {
+    match remark {
+        Some(r) if !r.is_empty() => format!("answered {} ({code}): {}", code_name(code), first_line(r)),
+        _ => format!("answered {} ({code})", code_name(code)),
+    }
+}
+
+impl CliError {
+    /// What went wrong, without the server's address: for a line that already names it.
+    pub fn reason(&self) -> String {
+        match self {
+            CliError::Unreachable { reason, .. } => format!("cannot connect: {reason}"),
+            CliError::Io { reason, .. } | CliError::BadBody { reason, .. } => reason.clone(),
+            CliError::Server { code, remark, .. } => answer(*code, remark),
+            CliError::Controller(e) => e.reason(),
+            other => other.to_string(),
         }
     }
 }
@@ -334,35 +418,9 @@ impl Ctx {
         Ctx { addrs, json: args.json, timeout: Duration::from_millis(args.timeout), credentials: credentials(args) }
     }
 
-    /// The one server a read command talks to.
-    fn single(&self, command: &str) -> Result<&str, CliError> {
-        match self.addrs.as_slice() {
-            [one] => Ok(one),
-            _ => Err(CliError::Usage(format!(
-                "`{command}` reads from one name server, got {} (use `diff` to compare servers)",
-                self.addrs.len()
-            ))),
-        }
-    }
-
     fn connect(&self, addr: &str) -> Result<Client, CliError> {
         Client::connect(addr, self.timeout).map(|c| c.signing(self.credentials.clone()))
     }
-}
-
-/// Sends the same write to every server in turn (as mqadmin does), stopping at the first failure; the responses,
-/// by server.
-fn on_each(
-    ctx: &Ctx,
-    build: impl Fn(&mut Client) -> RemotingCommand,
-) -> Result<Vec<(String, RemotingCommand)>, CliError> {
-    let mut out = Vec::with_capacity(ctx.addrs.len());
-    for addr in &ctx.addrs {
-        let mut client = ctx.connect(addr)?;
-        let cmd = build(&mut client);
-        out.push((addr.clone(), call(&mut client, cmd)?));
-    }
-    Ok(out)
 }
 
 /// Sends `cmd` and returns the response if it is SUCCESS; any other code is `CliError::Server`.

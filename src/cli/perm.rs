@@ -1,9 +1,10 @@
 //! `wipeWritePerm -b` (205), `addWritePerm -b` (327) and `deleteTopic -t [-c]` (216): writes an operator makes
-//! around taking a broker down or retiring a topic, sent to every server given with -n, as mqadmin does.
+//! around taking a broker down or retiring a topic, sent to every server given with -n, each server's outcome
+//! printed.
 
 use crate::protocol::RequestCode;
 
-use super::{on_each, CliError, Ctx, Output};
+use super::{CliError, Ctx, Output};
 
 /// Which way the write permission goes.
 #[derive(Clone, Copy, Debug)]
@@ -37,38 +38,49 @@ impl Change {
 }
 
 pub(super) fn write_perm(ctx: &Ctx, broker: &str, change: Change) -> Result<Output, CliError> {
-    let answers = on_each(ctx, |c| c.cmd(change.code()).with_ext("brokerName", broker))?;
-    let mut counts = Vec::with_capacity(answers.len());
-    for (addr, resp) in &answers {
-        let count = resp.ext(change.count_field()).and_then(|n| n.trim().parse::<i64>().ok()).ok_or_else(|| {
-            CliError::BadBody { addr: addr.clone(), reason: format!("the answer has no {}", change.count_field()) }
-        })?;
-        counts.push((addr.as_str(), count));
-    }
-    if ctx.json {
-        let servers: Vec<serde_json::Value> =
-            counts.iter().map(|(addr, n)| serde_json::json!({ "namesrv": addr, change.count_field(): n })).collect();
-        return Ok(Output::json(&serde_json::json!({ "brokerName": broker, "servers": servers })));
-    }
-    // mqadmin's line, so that scripts reading its output read ours.
-    let text = counts
+    let field = change.count_field();
+    let writes = ctx
+        .write_all(
+            |c| c.cmd(change.code()).with_ext("brokerName", broker),
+            |client, resp| {
+                resp.ext(field).and_then(|n| n.trim().parse::<i64>().ok()).ok_or_else(|| CliError::BadBody {
+                    addr: client.addr().to_string(),
+                    reason: format!("the answer has no {field}"),
+                })
+            },
+        )
+        .sole_error()?;
+    let servers: Vec<serde_json::Value> =
+        writes.applied().map(|(addr, n)| serde_json::json!({ "namesrv": addr, field: n })).collect();
+    let json = serde_json::json!({ "brokerName": broker, "servers": servers, "failed": writes.failed_json() });
+    // mqadmin's lines (WipeWritePermSubCommand), so that scripts reading its output read ours; a failure also
+    // says why, where mqadmin prints a stack trace.
+    let verb = change.verb();
+    let text = writes
+        .outcomes
         .iter()
-        .map(|(addr, n)| format!("{} write perm of broker[{broker}] in name server[{addr}] OK, {n}\n", change.verb()))
+        .map(|(addr, outcome)| match outcome {
+            Ok(n) => format!("{verb} write perm of broker[{broker}] in name server[{addr}] OK, {n}\n"),
+            Err(e) => format!("{verb} write perm of broker[{broker}] in name server[{addr}] Failed: {}\n", e.reason()),
+        })
         .collect();
-    Ok(Output::ok(text))
+    Ok(writes.finish(ctx, text, json))
 }
 
 pub(super) fn delete_topic(ctx: &Ctx, topic: &str, cluster: Option<&str>) -> Result<Output, CliError> {
-    on_each(ctx, |c| {
-        let cmd = c.cmd(RequestCode::DELETE_TOPIC_IN_NAMESRV).with_ext("topic", topic);
-        match cluster {
-            Some(cluster) => cmd.with_ext("clusterName", cluster),
-            None => cmd,
-        }
-    })?;
-    if ctx.json {
-        return Ok(Output::json(&serde_json::json!({ "topic": topic, "clusterName": cluster, "servers": ctx.addrs })));
-    }
+    let writes = ctx
+        .write_all(
+            |c| {
+                let cmd = c.cmd(RequestCode::DELETE_TOPIC_IN_NAMESRV).with_ext("topic", topic);
+                match cluster {
+                    Some(cluster) => cmd.with_ext("clusterName", cluster),
+                    None => cmd,
+                }
+            },
+            |_, _| Ok(()),
+        )
+        .sole_error()?;
     let scope = cluster.map(|c| format!(" (cluster {c})")).unwrap_or_default();
-    Ok(Output::ok(format!("Deleted topic {topic}{scope} on {}\n", ctx.addrs.join(", "))))
+    let json = serde_json::json!({ "topic": topic, "clusterName": cluster });
+    Ok(writes.report(ctx, &format!("Delete topic {topic}{scope}"), json))
 }

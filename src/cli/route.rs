@@ -26,10 +26,10 @@ pub(super) fn fetch_topics(client: &mut Client) -> Result<Vec<String>, CliError>
 }
 
 pub(super) fn route(ctx: &Ctx, topic: &str) -> Result<Output, CliError> {
-    let addr = ctx.single("route")?;
-    let mut client = ctx.connect(addr)?;
-    let route = fetch_route(&mut client, topic)?
-        .ok_or_else(|| CliError::TopicNotExist { addr: addr.to_string(), topic: topic.to_string() })?;
+    let route = ctx.read(|client| {
+        fetch_route(client, topic)?
+            .ok_or_else(|| CliError::TopicNotExist { addr: client.addr().to_string(), topic: topic.to_string() })
+    })?;
 
     if ctx.json {
         let mut v = serde_json::json!({
@@ -88,8 +88,7 @@ pub(super) fn route(ctx: &Ctx, topic: &str) -> Result<Output, CliError> {
 }
 
 pub(super) fn topics(ctx: &Ctx) -> Result<Output, CliError> {
-    let addr = ctx.single("topics")?;
-    let topics = fetch_topics(&mut ctx.connect(addr)?)?;
+    let topics = ctx.read(fetch_topics)?;
     if ctx.json {
         return Ok(Output::json(&serde_json::json!({ "topicList": topics })));
     }
