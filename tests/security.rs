@@ -588,3 +588,21 @@ fn acl2_and_acl1_together_or_without_an_inner_credential_do_not_start() {
     let e = server::start(bad).err().expect("refused").to_string();
     assert!(e.contains("innerClientAuthenticationCredentials is not JSON"), "{e}");
 }
+
+/// A secret a `-c` file holds (a broker's `secretKey`, an ACL 2.0 credential) is not served by
+/// GET_NAMESRV_CONFIG, where Java would list every key of the file; the other keys of the file still are.
+#[test]
+fn get_namesrv_config_never_serves_a_secret() {
+    let srv = InProc::start(|c| {
+        c.extra.insert("secretKey".into(), "s3cret-value".into());
+        c.extra.insert("brokerPassword".into(), "pw-value".into());
+        c.extra.insert("someoneElsesKey".into(), "kept".into());
+    });
+    let mut c = Client::connect(srv.local_addr());
+    let r = c.request(new_cmd(RequestCode::GET_NAMESRV_CONFIG));
+    assert_eq!(r.code, ResponseCode::SUCCESS);
+    let text = String::from_utf8_lossy(&r.body);
+    assert!(!text.contains("s3cret-value") && !text.contains("secretKey"), "{text}");
+    assert!(!text.contains("pw-value"), "{text}");
+    assert!(text.contains("someoneElsesKey=kept\n"), "{text}");
+}
