@@ -77,7 +77,7 @@ impl UserSync {
     /// Refreshes at once, then every `interval` until `stop` is dropped or signalled.
     pub fn run(mut self, stop: Receiver<()>) {
         loop {
-            self.refresh();
+            self.refresh(&stop);
             match stop.recv_timeout(self.interval) {
                 Err(RecvTimeoutError::Timeout) => {}
                 _ => return,
@@ -85,8 +85,9 @@ impl UserSync {
         }
     }
 
-    /// One round: ask, merge, swap in, save.
-    pub fn refresh(&mut self) {
+    /// One round: ask, merge, swap in, save. A stop is looked for between brokers, so that a round against brokers
+    /// that do not answer (up to `MAX_TRIED` × 4 s) holds a shutdown up for one broker's timeouts at most.
+    pub fn refresh(&mut self, stop: &Receiver<()>) {
         let Some((ak, sk)) = self.base.inner.clone() else {
             // Nothing to sign with: the brokers would refuse us. Start-up says so; the configured users stand.
             return;
@@ -95,6 +96,9 @@ impl UserSync {
         let mut lists = Vec::new();
         let mut errors = Vec::new();
         for addr in brokers(&self.snapshot.load()).into_iter().take(MAX_TRIED) {
+            if !matches!(stop.try_recv(), Err(crossbeam_channel::TryRecvError::Empty)) {
+                return;
+            }
             match ask(&addr, &ak, &key) {
                 Ok(list) => lists.push(list),
                 Err(e) => errors.push(e.to_string()),
