@@ -177,3 +177,34 @@ fn metrics_need_an_account_when_the_operator_says_so() {
     assert_eq!(support::observe::http_response_as(http, "/metrics", "operator", "12345678").unwrap().0, 200);
     assert_eq!(get(http, "/health").0, 200);
 }
+
+#[test]
+fn topics_are_paged_filtered_and_in_natural_order_over_http() {
+    let srv = start(|_| {});
+    let http = srv.http_addr().unwrap();
+    let mut c = Client::connect(srv.local_addr());
+    let many: Vec<String> = (0..30).map(|i| format!("Orders_{i}")).collect();
+    let mut topics: Vec<&str> = many.iter().map(String::as_str).collect();
+    topics.extend(["%RETRY%group", "%DLQ%group", "TBW102", "C1", "b1"]);
+    let b = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    assert_eq!(c.request(b.register(&topics, 1, 513)).code, ResponseCode::SUCCESS);
+    let b2 = Broker { cluster: "C2", name: "b2", addr: "127.0.0.1:10921", id: 0 };
+    assert_eq!(c.request(b2.register(&["Payments_2", "Payments_10"], 1, 513)).code, ResponseCode::SUCCESS);
+
+    let names = |v: &Value| -> Vec<String> {
+        v["topics"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
+    };
+    let page = get_json(http, "/api/topics?q=orders_&offset=0&limit=12");
+    assert_eq!(page["matched"], 30);
+    assert_eq!(names(&page)[..4], ["Orders_0", "Orders_1", "Orders_2", "Orders_3"], "natural order: {page}");
+    let page = get_json(http, "/api/topics?q=orders_&offset=24&limit=12");
+    assert_eq!(names(&page), (24..30).map(|i| format!("Orders_{i}")).collect::<Vec<_>>());
+    assert_eq!(get_json(http, "/api/topics?kind=retry")["topics"], serde_json::json!(["%RETRY%group"]));
+    assert_eq!(get_json(http, "/api/topics?kind=dlq")["topics"], serde_json::json!(["%DLQ%group"]));
+    assert_eq!(get_json(http, "/api/topics?kind=system")["topics"], serde_json::json!(["b1", "C1", "TBW102"]));
+    assert_eq!(get_json(http, "/api/topics?cluster=C2")["topics"], serde_json::json!(["Payments_2", "Payments_10"]));
+    assert_eq!(get_json(http, "/api/topics?broker=b2&q=_10")["topics"], serde_json::json!(["Payments_10"]));
+    let all = get_json(http, "/api/topics");
+    assert_eq!(all["counts"], serde_json::json!({"normal": 32, "retry": 1, "dlq": 1, "system": 3}));
+    assert_eq!((all["total"].as_u64(), all["matched"].as_u64()), (Some(37), Some(37)));
+}
