@@ -60,6 +60,7 @@ pub mod critical;
 pub mod decoder;
 pub mod feed;
 pub mod handlers;
+pub mod health;
 pub mod http;
 pub mod limit;
 pub mod logging;

@@ -34,7 +34,20 @@ use crate::feed::Feed;
 use crate::metrics::Metrics;
 use crate::state::Snapshot;
 use crate::tls::TlsSetup;
-use crate::writer::command::{LiveQuery, WriteCommand};
+use crate::writer::command::{LiveAnswer, LiveQuery, WriteCommand};
+
+/// The health verdicts now, from `snap` and the writer's `live` answer.
+fn health_now(ctx: &HttpContext, snap: &Snapshot, live: &LiveAnswer) -> crate::health::Health {
+    crate::health::verdicts(&crate::health::Inputs {
+        view: &snap.routes,
+        support_acting_master: snap.config.support_acting_master,
+        live: &live.rows,
+        removed: &live.removed,
+        fleet: &[],
+        now_ms: ctx.clock.now_ms(),
+        loss_window_ms: (snap.config.health_loss_window_seconds as i64).saturating_mul(1000),
+    })
+}
 
 /// What the endpoint reads.
 pub struct HttpContext {

@@ -11,7 +11,7 @@ use crate::protocol::json::{Dialect, JsonWriter};
 /// The console: one file, compiled in (no files or network at run time).
 const CONSOLE: &str = include_str!("console.html");
 
-/// The answer to a GET of `path` (everything but `/events` and `/api/brokers`, which wait on others).
+/// The answer to a GET of `path` (everything but `/events`, `/metrics` and `/api/brokers` and `/api/health`, which wait on others).
 pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
     let snap = ctx.cell.load_full();
     let api = |v: serde_json::Value| bytes(200, v.to_string().into_bytes(), "application/json");
@@ -26,7 +26,6 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         "/api/topics" => api(api::topics(&snap, query)),
         "/api/kv" => api(api::kv(&snap)),
         "/api/config" => api(api::config(&snap)),
-        "/metrics" => text(200, ctx.metrics.render(&snap, ctx.writer.len()), "text/plain; version=0.0.4"),
         "/health" => text(200, "ok\n".into(), "text/plain"),
         "/ready" => {
             let reason = ctx.not_ready_reason(&snap);
@@ -71,7 +70,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         }
         _ => text(
             404,
-            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config}\n".into(),
+            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,health,topics,kv,config}\n".into(),
             "text/plain",
         ),
     }

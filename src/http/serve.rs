@@ -38,7 +38,7 @@ use super::routes::{self, Reply};
 use super::{api, auth, HttpContext};
 use crate::metrics::HttpRefusal;
 use crate::tls::{TlsMode, HANDSHAKE_RECORD};
-use crate::writer::command::LiveQuery;
+use crate::writer::command::{LiveAnswer, LiveQuery};
 
 type Body = Either<Full<Bytes>, EventBody>;
 
@@ -304,24 +304,62 @@ async fn handle(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> Respon
             }
         }
         "/api/brokers" => full(brokers(ctx).await),
+        "/api/health" => full(health(ctx).await),
+        "/metrics" => full(metrics_text(ctx).await),
         _ => full(contained(ctx, path, || routes::respond(ctx, path, query))),
     }
 }
 
-/// The live broker table, asked of the writer without holding the thread while it answers.
-async fn brokers(ctx: &HttpContext) -> Reply {
-    let unavailable = |reason: &str| routes::text(503, routes::json(|w| routes::error(w, reason)), "application/json");
+/// The live broker table and the recent removals, asked of the writer without holding the thread while it answers.
+async fn ask_live(ctx: &HttpContext) -> Result<LiveAnswer, &'static str> {
     let (tx, rx) = oneshot::channel();
     if ctx.live.try_send(LiveQuery { reply: tx }).is_err() {
-        return unavailable("the writer has too many questions queued");
+        return Err("the writer has too many questions queued");
     }
     match tokio::time::timeout(LIVE_WAIT, rx).await {
-        Ok(Ok(rows)) => contained(ctx, "/api/brokers", || {
-            let snap = ctx.cell.load_full();
-            routes::bytes(200, api::brokers(ctx, &snap, &rows).to_string().into_bytes(), "application/json")
-        }),
-        _ => unavailable("the writer did not answer in time"),
+        Ok(Ok(answer)) => Ok(answer),
+        _ => Err("the writer did not answer in time"),
     }
+}
+
+fn unavailable(reason: &str) -> Reply {
+    routes::text(503, routes::json(|w| routes::error(w, reason)), "application/json")
+}
+
+/// `/api/brokers`: the route tables' brokers with their liveness.
+async fn brokers(ctx: &HttpContext) -> Reply {
+    match ask_live(ctx).await {
+        Ok(live) => contained(ctx, "/api/brokers", || {
+            let snap = ctx.cell.load_full();
+            routes::bytes(200, api::brokers(ctx, &snap, &live.rows).to_string().into_bytes(), "application/json")
+        }),
+        Err(reason) => unavailable(reason),
+    }
+}
+
+/// `/api/health`: the verdicts (`crate::health`).
+async fn health(ctx: &HttpContext) -> Reply {
+    match ask_live(ctx).await {
+        Ok(live) => contained(ctx, "/api/health", || {
+            let h = super::health_now(ctx, &ctx.cell.load_full(), &live);
+            routes::bytes(200, serde_json::to_vec(&h).unwrap_or_default(), "application/json")
+        }),
+        Err(reason) => unavailable(reason),
+    }
+}
+
+/// `/metrics`, with the health gauges when the writer answers in time; a scrape never fails for want of them (an
+/// alert on `absent(namesrv_health_status)` notices).
+async fn metrics_text(ctx: &HttpContext) -> Reply {
+    let live = ask_live(ctx).await;
+    contained(ctx, "/metrics", || {
+        let snap = ctx.cell.load_full();
+        let mut text = ctx.metrics.render(&snap, ctx.writer.len());
+        if let Ok(live) = &live {
+            crate::health::render_metrics(&super::health_now(ctx, &snap, live), &mut text);
+        }
+        routes::text(200, text, "text/plain; version=0.0.4")
+    })
 }
 
 /// Runs an answer; a panic in it becomes a 500 for this request alone, logged and counted.

@@ -34,6 +34,29 @@ impl BrokerLive {
     }
 }
 
+/// One live entry as operators see it (the console's broker table, the health verdicts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveRow {
+    pub cluster: Arc<str>,
+    pub addr: Arc<str>,
+    pub last_update_ms: i64,
+    pub timeout_ms: i64,
+    pub data_version: DataVersion,
+    pub ha_server_addr: String,
+}
+
+/// A broker that left the tables: when, and why (`EvictionCause::name`). The writer keeps the last few for the
+/// health verdicts ("a cluster lost brokers lately").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removal {
+    pub at_ms: i64,
+    pub cluster: Arc<str>,
+    pub broker_name: Arc<str>,
+    pub broker_id: i64,
+    pub addr: Arc<str>,
+    pub cause: &'static str,
+}
+
 /// The live table: cluster → address → entry, plus the connection index.
 #[derive(Clone, Debug, Default)]
 pub struct LiveTable {

@@ -63,7 +63,16 @@ impl Writer {
             self.provisional.remove(&(b.cluster_name.clone(), b.broker_addr.clone()));
         }
         self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
+        let now = self.clock.now_ms();
         for b in brokers {
+            self.remember_removal(crate::state::liveness::Removal {
+                at_ms: now,
+                cluster: b.cluster_name.as_str().into(),
+                broker_name: b.broker_name.as_str().into(),
+                broker_id: b.broker_id,
+                addr: b.broker_addr.as_str().into(),
+                cause: cause.name(),
+            });
             crate::audit::removed(&b.cluster_name, &b.broker_name, b.broker_id, &b.broker_addr, cause.name());
             self.changes.push(Change::BrokerRemoved {
                 cluster: b.cluster_name.clone(),

@@ -278,20 +278,19 @@ pub enum Completion {
     Adopt { stream: mio::net::TcpStream, peer: std::net::SocketAddr },
 }
 
-/// An operator's look at the writer-private live table (the web console's brokers), answered between batches.
+/// An operator's look at the writer-private live table (the web console's brokers, the health verdicts), answered
+/// between batches.
 #[derive(Debug)]
 pub struct LiveQuery {
     /// A tokio one-shot: the HTTP task that asks awaits it without holding its thread; sending never blocks.
-    pub reply: tokio::sync::oneshot::Sender<Vec<LiveRow>>,
+    pub reply: tokio::sync::oneshot::Sender<LiveAnswer>,
 }
 
-/// One live entry as the console shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LiveRow {
-    pub cluster: std::sync::Arc<str>,
-    pub addr: std::sync::Arc<str>,
-    pub last_update_ms: i64,
-    pub timeout_ms: i64,
-    pub data_version: DataVersion,
-    pub ha_server_addr: String,
+/// The live table and the brokers that left it lately (oldest first).
+#[derive(Clone, Debug, Default)]
+pub struct LiveAnswer {
+    pub rows: Vec<LiveRow>,
+    pub removed: Vec<Removal>,
 }
+
+pub use crate::state::liveness::{LiveRow, Removal};

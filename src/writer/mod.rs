@@ -29,7 +29,10 @@ use crate::model::TopicConfig;
 use crate::persist;
 use crate::state::routes::{EvictionCause, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{Completion, ConnEvent, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
+use command::{
+    Completion, ConnEvent, LiveAnswer, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, Removal, WriteCommand,
+    WriteOp,
+};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
@@ -79,7 +82,13 @@ pub struct Writer {
     changes: Vec<Change>,
     /// To the decoder thread: applied bodies' topics, for it to drop (`give_back`).
     spent: Option<Sender<Vec<TopicConfig>>>,
+    /// The last `REMOVALS_KEPT` brokers that left the tables, oldest first: the health verdicts' "lost lately".
+    removals: std::collections::VecDeque<Removal>,
 }
+
+/// How many removed brokers the writer remembers for the health verdicts: enough for a whole cluster going at once
+/// in any real deployment, and a fixed few KiB whatever happens.
+const REMOVALS_KEPT: usize = 256;
 
 /// Changes made by one batch that need durability or a publish.
 #[derive(Default)]
@@ -118,6 +127,7 @@ impl Writer {
             clock,
             metrics,
             provisional: Default::default(),
+            removals: Default::default(),
             same_bodies: 0,
             last_route_save: Instant::now(),
             route_save: None,
@@ -177,7 +187,7 @@ impl Writer {
                 recv(live_queries) -> m => {
                     match m {
                         // The asker waits with a timeout and may be gone: nothing to do then.
-                        Ok(q) => drop(q.reply.send(self.live_rows())),
+                        Ok(q) => drop(q.reply.send(self.live_answer())),
                         // Nobody can ask any more (no HTTP endpoint): a closed channel would be ready forever.
                         Err(_) => live_queries = crossbeam_channel::never(),
                     }
@@ -510,9 +520,10 @@ impl Writer {
 }
 
 impl Writer {
-    /// O(live brokers): the live table as the console shows it.
-    fn live_rows(&self) -> Vec<LiveRow> {
-        self.tables
+    /// O(live brokers): the live table as the console shows it, and the brokers that left lately.
+    fn live_answer(&self) -> LiveAnswer {
+        let rows = self
+            .tables
             .live_entries()
             .map(|(cluster, addr, l)| LiveRow {
                 cluster: cluster.clone(),
@@ -522,7 +533,16 @@ impl Writer {
                 data_version: l.data_version,
                 ha_server_addr: l.ha_server_addr.clone(),
             })
-            .collect()
+            .collect();
+        LiveAnswer { rows, removed: self.removals.iter().cloned().collect() }
+    }
+
+    /// Remembers a removed broker for the health verdicts, forgetting the oldest beyond `REMOVALS_KEPT`.
+    pub(super) fn remember_removal(&mut self, removal: Removal) {
+        if self.removals.len() == REMOVALS_KEPT {
+            self.removals.pop_front();
+        }
+        self.removals.push_back(removal);
     }
 }
 

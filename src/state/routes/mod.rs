@@ -15,6 +15,7 @@ use crate::model::{
 use super::liveness::LiveTable;
 use super::ConnId;
 
+mod census;
 mod chunks;
 mod export;
 pub mod java_order;
@@ -36,6 +37,7 @@ mod tests_register;
 #[cfg(test)]
 mod tests_same;
 
+pub use census::{GroupWrites, WriteCensus};
 pub use names::{NameId, Names};
 pub use query::{filter_by_zone, RouteKin, RouteStamp};
 pub use same::MarkInfo;

@@ -76,7 +76,7 @@ fn same<T>(now: Option<&Arc<T>>, then: &Option<Arc<T>>) -> bool {
 
 impl RouteView {
     /// The BrokerData of the broker name with id `id`, as `brokers` holds it by name.
-    fn broker_by_id(&self, id: NameId) -> Option<&Arc<BrokerData>> {
+    pub(super) fn broker_by_id(&self, id: NameId) -> Option<&Arc<BrokerData>> {
         self.brokers_by_id.get(id as usize).and_then(Option::as_ref)
     }
 
@@ -281,6 +281,11 @@ impl RouteView {
     /// How many topics have a queue of `broker_name`.
     pub fn broker_topic_count(&self, broker_name: &str) -> usize {
         self.broker_topics.get(broker_name).map_or(0, |s| s.len())
+    }
+
+    /// The topics with a queue of `broker_name`, sorted.
+    pub fn broker_topics(&self, broker_name: &str) -> &[Arc<str>] {
+        self.broker_topics.get(broker_name).map_or(&[], |s| &s[..])
     }
 
     /// Topic-queue entries: one per (topic, broker group) QueueData. O(topics); for metrics scrapes only.

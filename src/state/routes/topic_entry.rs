@@ -309,6 +309,11 @@ impl TopicEntry {
         self.shape.slots.iter().enumerate().map(|(i, (id, _))| (names.name(*id), self.queues.get(i)))
     }
 
+    /// The queue of the `i`th name in name order (`i < len()`).
+    pub fn queue_at(&self, i: usize) -> Queue {
+        self.queues.get(i)
+    }
+
     pub fn len(&self) -> usize {
         self.shape.slots.len()
     }
