@@ -6,7 +6,9 @@ const PAGE: &str = include_str!("../src/http/console.html");
 
 #[test]
 fn console_page_is_small() {
-    assert!(PAGE.len() < 40 * 1024, "console.html is {} bytes; it is meant to stay small", PAGE.len());
+    // 40 KiB until issue 47 added the health summary, the fleet, the topic browser's paging and filters, the
+    // error chart with its readouts and the phone layout (about 58 KiB then): still one file read in one go.
+    assert!(PAGE.len() < 64 * 1024, "console.html is {} bytes; it is meant to stay small", PAGE.len());
 }
 
 #[test]
