@@ -3,8 +3,15 @@
 //! must list the broker, show a topic's route as clients receive it, and show the broker leaving in the change feed
 //! once it is killed. Screenshots go to `target/console-artifacts/`. Beside the browser, a plain SSE client follows
 //! `/events` through the broker's life — registered, a topic added with mqadmin, killed, removed — and writes what
-//! it saw to `feed.txt` there. Built and run with `--features peers` only; without node, npm or a chromium that
-//! starts, the test fails (it never skips).
+//! it saw to `feed.txt` there.
+//!
+//! The second test drives the page as an operator does (`tests/peers/browser/console_ops_test.mjs`) against fake
+//! brokers registered over the wire (two clusters, a master and a slave in one group, ~670 topics): paging,
+//! filters and search of topics, a shared `#topic=NAME` link, a health verdict within a second of a master's
+//! connection closing, the phone layout, the server stopped and started again, and a full event feed.
+//!
+//! Built and run with `--features peers` only; without node, npm or a chromium that starts, the tests fail (they
+//! never skip).
 
 mod support;
 
@@ -15,11 +22,14 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use support::broker::{route, wait_for, wait_registered, Broker};
+use support::client::Client;
+use support::inproc::InProc;
 use support::interop::{serial, step};
 use support::java::JAVA_5X;
 use support::mqadmin::MqAdmin;
 use support::native::playwright_core;
 use support::proc::OurNode;
+use support::registration;
 use support::sse::{Sse, Stream};
 
 const CLUSTER: &str = "ConsoleCluster";
@@ -62,7 +72,15 @@ fn console_shows_a_java_broker_its_route_and_its_leaving() {
     );
     step(t0, &format!("mqadmin added topic {ADDED_TOPIC}"));
 
-    let mut browser = BrowserScript::start(&modules, &chromium, &ours, &broker, &artifacts);
+    let args = [
+        format!("http://{}", ours.http_addr()),
+        CLUSTER.to_string(),
+        BROKER.to_string(),
+        broker.addr_string(),
+        BROKER.to_string(),
+        artifacts.display().to_string(),
+    ];
+    let mut browser = Script::start(&modules, &chromium, "console_test.mjs", &args, &artifacts);
     let context = |b: &Broker| format!("{}\n{}", b.log(), ours.log());
     browser.expect_line("READY", || context(&broker));
     step(t0, "the page lists the broker and shows the route; killing the broker");
@@ -76,6 +94,101 @@ fn console_shows_a_java_broker_its_route_and_its_leaving() {
 
     let life = broker_life(&feed, &broker.addr_string(), &artifacts);
     step(t0, &format!("the feed followed the broker's life: {}", life.join(" → ")));
+}
+
+/// The fake brokers of the operator test: (cluster, group, id, address, topics).
+fn fleet() -> Vec<(&'static str, &'static str, i64, &'static str, Vec<String>)> {
+    let ops: Vec<String> =
+        (0..650).map(|i| format!("Ops_{i}")).chain(["%RETRY%ops-group".into(), "%DLQ%ops-group".into()]).collect();
+    let bees: Vec<String> = (0..10).map(|i| format!("Bee_{i}")).collect();
+    // Like real brokers, each also registers its cluster's name and its own as topics.
+    let with = |t: &[String], own: [&str; 2]| t.iter().cloned().chain(own.map(String::from)).collect::<Vec<_>>();
+    vec![
+        ("OpsA", "ops-a1", 0, "127.0.0.1:20911", with(&ops, ["OpsA", "ops-a1"])),
+        ("OpsA", "ops-a1", 1, "127.0.0.1:20921", with(&ops, ["OpsA", "ops-a1"])),
+        ("OpsA", "ops-a2", 0, "127.0.0.1:20931", with(&ops[..100], ["OpsA", "ops-a2"])),
+        ("OpsB", "ops-b1", 0, "127.0.0.1:20941", with(&bees, ["OpsB", "ops-b1"])),
+    ]
+}
+
+/// Registers every broker of `fleet` on a connection of its own (closing one is that broker leaving); `extra`
+/// topics go to the last one.
+fn register_fleet(ours: &OurNode, extra: &[&str]) -> Vec<Client> {
+    let brokers = fleet();
+    let n = brokers.len();
+    brokers
+        .into_iter()
+        .enumerate()
+        .map(|(i, (cluster, name, id, addr, mut topics))| {
+            if i == n - 1 {
+                topics.extend(extra.iter().map(|t| t.to_string()));
+            }
+            let mut c = Client::connect(ours.addr());
+            let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+            let b = registration::Broker { cluster, name, addr, id };
+            let reply = c.request(b.register(&topics, 1 + extra.len() as i64, 513));
+            assert_eq!(reply.code, 0, "registering {name}/{id}: {reply:?}");
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn console_as_an_operator_uses_it() {
+    let _serial = serial();
+    let t0 = Instant::now();
+    let chromium = chromium();
+    let modules = playwright_core();
+    let artifacts = artifact_dir_named("console-artifacts-ops");
+    let mut ours = OurNode::start();
+    let mut brokers = register_fleet(&ours, &[]);
+    // A second server whose one event stream is taken: the page must say why it cannot follow the feed.
+    let full = InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        c.event_feed_streams = 1;
+    });
+    let full_http = full.http_addr().expect("http");
+    let _taken = Stream::open_with(full_http, "/events", None, Duration::from_secs(60));
+    step(t0, "fake brokers registered; starting the browser");
+
+    let mut browser = Script::start(
+        &modules,
+        &chromium,
+        "console_ops_test.mjs",
+        &[format!("http://{}", ours.http_addr()), format!("http://{full_http}"), artifacts.display().to_string()],
+        &artifacts,
+    );
+    browser.expect_line("TOPICS", || ours.log());
+    // A topic more: the page's count must follow without a reload.
+    register_again(&mut brokers[3], 3, &["Ops_Late"]);
+    browser.say("ADDED");
+    browser.expect_line("READY_HEALTH", || ours.log());
+    // The master of ops-a1 goes: its connection closes, the group is left with its slave.
+    drop(brokers.remove(0));
+    browser.say("CLOSED");
+    browser.expect_line("HEALTH", || ours.log());
+    step(t0, "topics, a shared link and the health verdict checked");
+    browser.expect_line("PHONE", || ours.log());
+    ours.kill();
+    browser.say("KILLED");
+    browser.expect_line("GREY", || ours.log());
+    ours.restart();
+    let _again = register_fleet(&ours, &["Ops_Late"]);
+    browser.say("RESTARTED");
+    browser.expect_line("RECOVERED", || ours.log());
+    step(t0, "the page greyed while the server was down and cleared its errors after");
+    browser.expect_line("OK", || ours.log());
+    browser.expect_success();
+    step(t0, &format!("screenshots in {}", artifacts.display()));
+}
+
+/// Registers broker `index` of `fleet` again on its connection `c`, with `extra` topics.
+fn register_again(c: &mut Client, index: usize, extra: &[&str]) {
+    let (cluster, name, id, addr, mut topics) = fleet().swap_remove(index);
+    topics.extend(extra.iter().map(|t| t.to_string()));
+    let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let reply = c.request(registration::Broker { cluster, name, addr, id }.register(&topics, 2, 513));
+    assert_eq!(reply.code, 0, "registering {name}/{id} again: {reply:?}");
 }
 
 /// A plain SSE client on `/events` from before the broker starts, on a thread of its own: its events come through
@@ -153,18 +266,23 @@ fn chromium() -> PathBuf {
 /// `console-artifacts/` beside the build's `debug/` directory (`target/` unless the target dir was moved),
 /// emptied so that no screenshot of an earlier run passes for this one's.
 fn artifact_dir() -> PathBuf {
+    artifact_dir_named("console-artifacts")
+}
+
+/// `name/` beside the build's `debug/` directory, emptied (each test keeps its own, so both can be looked at).
+fn artifact_dir_named(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     // target/debug/deps/interop_console-<hash>
     let target = exe.ancestors().nth(3).expect("target directory").to_path_buf();
-    let dir = target.join("console-artifacts");
+    let dir = target.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
     dir
 }
 
-/// `console_test.mjs` running in node, spoken to in lines: its stdout comes through a channel so that every wait
-/// has a deadline; its stderr (progress and failures) goes to `console_test.log` among the artifacts.
-struct BrowserScript {
+/// A script of `tests/peers/browser` running in node, spoken to in lines: its stdout comes through a channel so
+/// that every wait has a deadline; its stderr (progress and failures) goes to `<script>.log` among the artifacts.
+struct Script {
     child: Child,
     lines: Receiver<String>,
     log: PathBuf,
@@ -172,21 +290,19 @@ struct BrowserScript {
     _dir: tempfile::TempDir,
 }
 
-impl BrowserScript {
-    fn start(modules: &Path, chromium: &Path, ours: &OurNode, broker: &Broker, artifacts: &Path) -> BrowserScript {
+impl Script {
+    fn start(modules: &Path, chromium: &Path, name: &str, args: &[String], artifacts: &Path) -> Script {
         // ES modules ignore NODE_PATH: the script runs from a directory whose node_modules is the installed one.
         let dir = tempfile::Builder::new().prefix("interop-console-").tempdir().expect("temp dir");
-        let script = dir.path().join("console_test.mjs");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/browser/console_test.mjs");
+        let script = dir.path().join(name);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/browser").join(name);
         std::fs::copy(&src, &script).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
         std::os::unix::fs::symlink(modules, dir.path().join("node_modules")).expect("link node_modules");
-        let log = artifacts.join("console_test.log");
-        let err = std::fs::File::create(&log).expect("create console_test.log");
+        let log = artifacts.join(name.replace(".mjs", ".log"));
+        let err = std::fs::File::create(&log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
         let mut child = Command::new("node")
             .arg(&script)
-            .arg(format!("http://{}", ours.http_addr()))
-            .args([CLUSTER, BROKER, &broker.addr_string(), BROKER])
-            .arg(artifacts)
+            .args(args)
             .env("CHROMIUM", chromium)
             .env("HOME", dir.path())
             .current_dir(dir.path())
@@ -204,7 +320,7 @@ impl BrowserScript {
                 }
             }
         });
-        BrowserScript { child, lines, log, _dir: dir }
+        Script { child, lines, log, _dir: dir }
     }
 
     /// Waits for the line `want`; panics with the script's log and `context()` if it exits or times out first.
@@ -214,11 +330,11 @@ impl BrowserScript {
                 Ok(line) if line == want => return,
                 Ok(line) => eprintln!("         console_test: {line}"),
                 Err(RecvTimeoutError::Timeout) => {
-                    panic!("no {want} from console_test within {PHASE_TIMEOUT:?}\n{}\n{}", self.log(), context())
+                    panic!("no {want} from the browser script within {PHASE_TIMEOUT:?}\n{}\n{}", self.log(), context())
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
-                    panic!("console_test exited ({status}) before {want}\n{}\n{}", self.log(), context())
+                    panic!("the browser script exited ({status}) before {want}\n{}\n{}", self.log(), context())
                 }
             }
         }
@@ -236,10 +352,10 @@ impl BrowserScript {
             if let Some(s) = self.child.try_wait().expect("try_wait") {
                 break s;
             }
-            assert!(Instant::now() < deadline, "console_test did not exit after OK\n{}", self.log());
+            assert!(Instant::now() < deadline, "the browser script did not exit after OK\n{}", self.log());
             std::thread::sleep(Duration::from_millis(50));
         };
-        assert!(status.success(), "console_test exited with {status}\n{}", self.log());
+        assert!(status.success(), "the browser script exited with {status}\n{}", self.log());
     }
 
     fn log(&self) -> String {
@@ -247,7 +363,7 @@ impl BrowserScript {
     }
 }
 
-impl Drop for BrowserScript {
+impl Drop for Script {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
