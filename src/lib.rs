@@ -27,6 +27,8 @@
 //! - `decoder`: one low-priority thread that runs the handler of large registrations off the reactors.
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread): metrics, JSON, the web console.
+//! - `health`: the health verdicts (groups without master, wiped writes, late heartbeats, lost brokers, unwritable
+//!   topics, fleet drift) from a route view, the live table and recent removals; pure.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
