@@ -184,7 +184,9 @@ fn health_of_the_big_cluster(c: &mut Criterion) {
     let mut g = c.benchmark_group("health");
     g.bench_function("verdicts_100k_topics_300_groups", |b| {
         b.iter(|| {
+            let census = view.write_census(namesrv::health::TOPIC_SAMPLE);
             let h = namesrv::health::verdicts(&namesrv::health::Inputs {
+                census: &census,
                 view: &view,
                 support_acting_master: false,
                 live: &[],

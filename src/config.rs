@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::props;
 
+mod controller_keys;
+pub use controller_keys::CONTROLLER_KEYS;
 mod update;
 pub use update::{Refused, Updated, BLACK_LISTED};
 
@@ -332,7 +334,7 @@ impl Config {
                 Ok(false) => warnings.push(format!("ignoring unparsable value for {k}: {v:?}")),
                 Err(UnknownKey) => {
                     // The controller's keys are read from `extra` when it starts (controller_node::settings).
-                    if !crate::controller_node::settings::KEYS.contains(&k.as_str()) {
+                    if !CONTROLLER_KEYS.contains(&k.as_str()) {
                         warnings.push(format!("unknown configuration key {k} (kept, has no effect)"));
                     }
                     self.extra.insert(k.clone(), v.trim().to_string());

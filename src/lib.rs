@@ -23,7 +23,8 @@
 //! - `state`: route tables, live table, KV and the published `Snapshot`; pure, time passed in.
 //! - `handlers`: the one dispatch `match` on the request code; reads answered from a snapshot, writes forwarded.
 //! - `reactor`: a mio event loop per core; owns sockets, never mutates state, never blocks.
-//! - `writer`: the single thread that mutates state and publishes snapshots.
+//! - `writer`: the single thread that mutates state and publishes snapshots; `write_command`: the messages to it and
+//!   back.
 //! - `decoder`: one low-priority thread that runs the handler of large registrations off the reactors.
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread): metrics, JSON, the web console.
@@ -75,4 +76,5 @@ pub mod server;
 pub mod state;
 pub mod tls;
 pub mod warm;
+pub mod write_command;
 pub mod writer;

@@ -38,7 +38,7 @@ use super::routes::{self, Reply};
 use super::{api, auth, HttpContext};
 use crate::metrics::HttpRefusal;
 use crate::tls::{TlsMode, HANDSHAKE_RECORD};
-use crate::writer::command::{LiveAnswer, LiveQuery};
+use crate::write_command::{LiveAnswer, LiveQuery};
 
 type Body = Either<Full<Bytes>, EventBody>;
 

@@ -36,7 +36,7 @@ use crate::metrics::ReactorMetrics;
 use crate::protocol::frame::{self, FrameError};
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
-use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
+use crate::write_command::{self, Completion, ConnEvent, Origin, WriteCommand};
 use conn::Conn;
 use deferral::PARK_RETRY;
 use transport::ReadOutcome;
@@ -401,7 +401,7 @@ impl Reactor {
             Action::Refused(r, limit) => return (Some(r), Some((limit, audit))),
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
-                match command::submit(
+                match write_command::submit(
                     &self.shared.writer,
                     WriteCommand { origin, op, bytes: cmd.body.len(), decoded_with: None },
                 ) {
