@@ -57,7 +57,9 @@ fn metrics_and_json_endpoints() {
     assert_eq!(status, 200);
     for line in [
         "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"success\"} 3",
-        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"error\"} 1",
+        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"not_found\"} 1",
+        "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"SUCCESS\"} 3",
+        "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"TOPIC_NOT_EXIST\"} 1",
         "namesrv_requests_total{code=\"REGISTER_BROKER\",result=\"success\"} 1",
         "namesrv_request_duration_seconds_count{code=\"GET_ROUTEINFO_BY_TOPIC\"} 4",
         "namesrv_brokers 1",
@@ -70,6 +72,7 @@ fn metrics_and_json_endpoints() {
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
+    assert!(!text.contains("GET_ROUTEINFO_BY_TOPIC\",result=\"error\""), "a missing topic is no error:\n{text}");
     if cfg!(target_os = "linux") {
         // Process metrics: present, and plausible for this test process.
         let value = |name: &str| metric_value(&text, name);
