@@ -243,6 +243,8 @@ config_table! {
     Ours Start http_header_timeout_seconds: u64 = 10, "httpHeaderTimeoutSeconds";
     Ours Start http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
     Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
+    // The chart history /api/history serves: seconds between samples (min 1); 360 are kept, an hour at 10 s.
+    Ours Start http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at

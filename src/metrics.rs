@@ -12,10 +12,12 @@ use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
 mod controller;
+mod history;
 mod http;
 mod process;
 
 pub use controller::ControllerMetrics;
+pub use history::{History, HistoryPoint, HISTORY_CAPACITY};
 pub use http::{HttpMetrics, HttpRefusal};
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
@@ -219,11 +221,24 @@ pub struct Metrics {
     pub acl: Arc<AclMetrics>,
     pub controller: Arc<ControllerMetrics>,
     pub http: Arc<HttpMetrics>,
+    /// The chart history, sampled and read on the HTTP thread only (the lock is never contended).
+    pub history: Arc<std::sync::Mutex<History>>,
 }
 
 impl Metrics {
     pub fn new(reactors: usize) -> Metrics {
         Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), ..Metrics::default() }
+    }
+
+    /// Takes a sample into the chart history (the HTTP thread, every step).
+    pub fn sample_history(&self, snap: &Snapshot, wall_ms: i64, mono_ms: u64) {
+        let totals = self.totals(snap);
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).sample(wall_ms, mono_ms, &totals);
+    }
+
+    /// The `/api/history` answer.
+    pub fn history_json(&self, now_ms: i64) -> serde_json::Value {
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).to_json(now_ms)
     }
 
     /// How often peers went over `limit`, summed over the reactors.
