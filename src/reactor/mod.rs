@@ -266,12 +266,12 @@ impl Reactor {
     /// read per pass, not per request.
     fn decode_and_handle(&mut self, key: usize) -> Result<(), FrameError> {
         let started = std::time::Instant::now();
-        let mut answered: smallvec::SmallVec<[(i32, bool); 32]> = smallvec::SmallVec::new();
+        let mut answered: smallvec::SmallVec<[(i32, i32); 32]> = smallvec::SmallVec::new();
         let result = self.decode_frames(key, started, &mut answered);
         if !answered.is_empty() {
             let took = started.elapsed();
-            for (code, ok) in answered {
-                self.metrics.request(code, ok, took);
+            for (code, response) in answered {
+                self.metrics.request(code, response, took);
             }
         }
         result
@@ -281,7 +281,7 @@ impl Reactor {
         &mut self,
         key: usize,
         started: std::time::Instant,
-        answered: &mut smallvec::SmallVec<[(i32, bool); 32]>,
+        answered: &mut smallvec::SmallVec<[(i32, i32); 32]>,
     ) -> Result<(), FrameError> {
         loop {
             let Some(conn) = self.conns.get_mut(key) else {
@@ -341,9 +341,9 @@ impl Reactor {
                 self.in_flight += 1;
             }
             match &answer {
-                Some(resp) => answered.push((cmd.code, resp.code == ResponseCode::SUCCESS)),
+                Some(resp) => answered.push((cmd.code, resp.code)),
                 // A one-way write gets no completion; count it when handed over.
-                None if cmd.is_oneway() => answered.push((cmd.code, true)),
+                None if cmd.is_oneway() => answered.push((cmd.code, ResponseCode::SUCCESS)),
                 None => {}
             }
             if let Some(resp) = answer {
@@ -498,7 +498,7 @@ impl Reactor {
         touched_read: &mut Vec<usize>,
     ) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
+        self.metrics.request(code, response.code, received.elapsed());
         let key = conn.token as usize;
         if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
             frame::encode(response, &mut c.output);
