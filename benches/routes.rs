@@ -102,17 +102,7 @@ fn idle_big_routes(c: &mut Criterion) {
 /// `routeCacheBytes` (16 MiB), which holds a few thousand of these routes: most asks miss, and take their body from
 /// the topic's route kin (`RouteView::stamp_like`) instead of building it.
 fn big_cluster_through_the_cache(c: &mut Criterion) {
-    let mut tables = namesrv::state::RouteTables::new();
-    let mut topics = Vec::new();
-    for cluster in 0..10 {
-        let names: Vec<String> = (0..10_000).map(|i| format!("perf-c{cluster}-{i:06}")).collect();
-        for b in 0..BIG_BROKERS {
-            let configs = common::as_sent(names.iter().cloned(), 6);
-            let req = common::registration(&format!("perf-c{cluster}"), &format!("perf-c{cluster}-b{b}"), configs, 1);
-            tables.register_broker(req, 0, common::settings()).expect("registered");
-        }
-        topics.extend(names);
-    }
+    let (tables, topics) = big_cluster();
     let view = tables.view();
     let config = Arc::new(namesrv::config::Config::default());
     let mut cache = RouteCache::new(16 << 20);
@@ -170,5 +160,46 @@ fn under_publishing(c: &mut Criterion) {
     eprintln!("writer thread published {} views during lookup_while_publishing", publishes.load(Ordering::Relaxed));
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = idle, idle_big_routes, big_cluster_through_the_cache, under_publishing }
+/// The big cluster of `big_cluster_through_the_cache`, and its topic names.
+fn big_cluster() -> (namesrv::state::RouteTables, Vec<String>) {
+    let mut tables = namesrv::state::RouteTables::new();
+    let mut topics = Vec::new();
+    for cluster in 0..10 {
+        let names: Vec<String> = (0..10_000).map(|i| format!("perf-c{cluster}-{i:06}")).collect();
+        for b in 0..BIG_BROKERS {
+            let configs = common::as_sent(names.iter().cloned(), 6);
+            let req = common::registration(&format!("perf-c{cluster}"), &format!("perf-c{cluster}-b{b}"), configs, 1);
+            tables.register_broker(req, 0, common::settings()).expect("registered");
+        }
+        topics.extend(names);
+    }
+    (tables, topics)
+}
+
+/// The health verdicts of the big cluster (100k topics, 3M queue entries): what one `/api/health` poll or one
+/// `/metrics` scrape costs the HTTP thread. The write census walks every topic; the rest is per broker.
+fn health_of_the_big_cluster(c: &mut Criterion) {
+    let (tables, _) = big_cluster();
+    let view = tables.view();
+    let mut g = c.benchmark_group("health");
+    g.bench_function("verdicts_100k_topics_300_groups", |b| {
+        b.iter(|| {
+            let census = view.write_census(namesrv::health::TOPIC_SAMPLE);
+            let h = namesrv::health::verdicts(&namesrv::health::Inputs {
+                census: &census,
+                view: &view,
+                support_acting_master: false,
+                live: &[],
+                removed: &[],
+                fleet: &[],
+                now_ms: 0,
+                loss_window_ms: 600_000,
+            });
+            black_box(h.verdicts.len())
+        })
+    });
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::quick(); targets = idle, idle_big_routes, big_cluster_through_the_cache, under_publishing, health_of_the_big_cluster }
 criterion_main!(benches);

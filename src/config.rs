@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::props;
 
+mod controller_keys;
+pub use controller_keys::CONTROLLER_KEYS;
 mod update;
 pub use update::{Refused, Updated, BLACK_LISTED};
 
@@ -245,6 +247,8 @@ config_table! {
     Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
     // How long a broker that left a cluster (and is not back) stays a health verdict (`health`, "brokers_lost").
     Ours Runtime health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
+    // The chart history /api/history serves: seconds between samples (min 1); 360 are kept, an hour at 10 s.
+    Ours Start http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
     Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
@@ -332,7 +336,7 @@ impl Config {
                 Ok(false) => warnings.push(format!("ignoring unparsable value for {k}: {v:?}")),
                 Err(UnknownKey) => {
                     // The controller's keys are read from `extra` when it starts (controller_node::settings).
-                    if !crate::controller_node::settings::KEYS.contains(&k.as_str()) {
+                    if !CONTROLLER_KEYS.contains(&k.as_str()) {
                         warnings.push(format!("unknown configuration key {k} (kept, has no effect)"));
                     }
                     self.extra.insert(k.clone(), v.trim().to_string());

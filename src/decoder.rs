@@ -24,7 +24,7 @@ use crate::handlers::{self, route_cache::RouteCache, Action, Ctx};
 use crate::model::TopicConfig;
 use crate::protocol::RemotingCommand;
 use crate::state::{ConnId, Snapshot};
-use crate::writer::command::{self, Completion, Origin, WriteCommand};
+use crate::write_command::{self, Completion, Origin, WriteCommand};
 use crate::writer::ReactorLink;
 
 /// How long a decoded registration waits for room on the writer's queue before it is answered SYSTEM_BUSY.
@@ -41,7 +41,7 @@ pub struct Job {
 pub struct Decoder {
     pub jobs: Receiver<Job>,
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: command::WriterQueue,
+    pub writer: write_command::WriterQueue,
     /// Given back once a job is handled (the reactor took it, `decoderQueueBytes`).
     pub bytes: Arc<crate::limit::ByteBudget>,
     pub reactors: Vec<ReactorLink>,
@@ -157,19 +157,19 @@ fn lower_priority() {
 /// connections (`Reactor::park`). A burst of registrations then waits its turn instead of being refused after it
 /// was read and decoded. The poll is at 1 ms, a small fraction of a large registration's apply.
 fn submit_waiting(
-    writer: &command::WriterQueue,
+    writer: &write_command::WriterQueue,
     mut c: Box<WriteCommand>,
     wait: Duration,
 ) -> Result<(), RemotingCommand> {
     let deadline = Instant::now() + wait;
     loop {
-        match command::try_submit(writer, c) {
+        match write_command::try_submit(writer, c) {
             Ok(()) => return Ok(()),
-            Err(command::Refused::Busy(back)) if Instant::now() < deadline => {
+            Err(write_command::Refused::Busy(back)) if Instant::now() < deadline => {
                 c = back;
                 std::thread::sleep(Duration::from_millis(1));
             }
-            Err(refused) => return Err(command::refusal(refused)),
+            Err(refused) => return Err(write_command::refusal(refused)),
         }
     }
 }
@@ -178,7 +178,7 @@ fn submit_waiting(
 mod tests {
     use super::*;
     use crate::protocol::{RequestCode, ResponseCode};
-    use crate::writer::command::{WriteOp, WriterQueue};
+    use crate::write_command::{WriteOp, WriterQueue};
 
     fn write(opaque: i32) -> Box<WriteCommand> {
         let req = RemotingCommand::request(RequestCode::WIPE_WRITE_PERM_OF_BROKER, opaque);
@@ -198,7 +198,7 @@ mod tests {
     fn a_decoded_write_waits_for_room_on_the_writer_queue() {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let writer = WriterQueue { tx, bytes: Default::default() };
-        command::try_submit(&writer, write(1)).ok().expect("room for one");
+        write_command::try_submit(&writer, write(1)).ok().expect("room for one");
         let busy = submit_waiting(&writer, write(2), Duration::ZERO).unwrap_err();
         assert_eq!((busy.code, busy.opaque), (ResponseCode::SYSTEM_BUSY, 2));
         std::thread::scope(|s| {

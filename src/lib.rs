@@ -23,10 +23,13 @@
 //! - `state`: route tables, live table, KV and the published `Snapshot`; pure, time passed in.
 //! - `handlers`: the one dispatch `match` on the request code; reads answered from a snapshot, writes forwarded.
 //! - `reactor`: a mio event loop per core; owns sockets, never mutates state, never blocks.
-//! - `writer`: the single thread that mutates state and publishes snapshots.
+//! - `writer`: the single thread that mutates state and publishes snapshots; `write_command`: the messages to it and
+//!   back.
 //! - `decoder`: one low-priority thread that runs the handler of large registrations off the reactors.
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread): metrics, JSON, the web console.
+//! - `health`: the health verdicts (groups without master, wiped writes, late heartbeats, lost brokers, unwritable
+//!   topics, fleet drift) from a route view, the live table and recent removals; pure.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
@@ -73,4 +76,5 @@ pub mod server;
 pub mod state;
 pub mod tls;
 pub mod warm;
+pub mod write_command;
 pub mod writer;

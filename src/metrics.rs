@@ -12,10 +12,12 @@ use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
 mod controller;
+mod history;
 mod http;
 mod process;
 
 pub use controller::ControllerMetrics;
+pub use history::{History, HistoryPoint, HISTORY_CAPACITY};
 pub use http::{HttpMetrics, HttpRefusal};
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
@@ -28,6 +30,48 @@ fn slot(code: i32) -> usize {
 
 fn name(slot: usize) -> &'static str {
     CODES.get(slot).map(|(_, n)| *n).unwrap_or("other")
+}
+
+/// The response codes counted separately (every code the name server answers); anything else is `other`.
+use crate::protocol::code::RESPONSE_NAMES as RESPONSES;
+pub const RESPONSE_SLOTS: usize = RESPONSES.len() + 1;
+
+/// SUCCESS is first in `RESPONSES`, so the common reply costs one comparison.
+fn response_slot(code: i32) -> usize {
+    RESPONSES.iter().position(|(c, _)| *c == code).unwrap_or(RESPONSES.len())
+}
+
+/// A response slot's Java name (`TOPIC_NOT_EXIST`), or `other`.
+pub fn response_name(slot: usize) -> &'static str {
+    RESPONSES.get(slot).map(|(_, n)| *n).unwrap_or("other")
+}
+
+/// How a reply counts in `namesrv_requests_total{result}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// TOPIC_NOT_EXIST, QUERY_NOT_FOUND: normal answers to clients probing for a topic or a KV key, not failures.
+    NotFound,
+    Error,
+}
+
+impl Outcome {
+    pub fn of_slot(slot: usize) -> Outcome {
+        use crate::protocol::ResponseCode as R;
+        match RESPONSES.get(slot).map(|(c, _)| *c) {
+            Some(R::SUCCESS) => Outcome::Success,
+            Some(R::TOPIC_NOT_EXIST | R::QUERY_NOT_FOUND) => Outcome::NotFound,
+            _ => Outcome::Error,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::NotFound => "not_found",
+            Outcome::Error => "error",
+        }
+    }
 }
 
 /// Upper bounds of the latency buckets, in microseconds.
@@ -71,8 +115,8 @@ struct HistogramSum {
 /// One reactor's counters.
 #[derive(Default)]
 pub struct ReactorMetrics {
-    ok: [AtomicU64; N],
-    failed: [AtomicU64; N],
+    /// Replies by request code and response code (one-way requests count as SUCCESS when handed over).
+    responses: [[AtomicU64; RESPONSE_SLOTS]; N],
     latency: [Histogram; N],
     pub connections_open: AtomicI64,
     pub connections_accepted: AtomicU64,
@@ -89,10 +133,10 @@ pub struct ReactorMetrics {
 }
 
 impl ReactorMetrics {
-    /// One answered request: its code, whether it succeeded, and how long it took from decode to reply.
-    pub fn request(&self, code: i32, success: bool, took: Duration) {
+    /// One answered request: its code, the response code of its reply, and how long it took from decode to reply.
+    pub fn request(&self, code: i32, response: i32, took: Duration) {
         let s = slot(code);
-        if success { &self.ok[s] } else { &self.failed[s] }.fetch_add(1, Relaxed);
+        self.responses[s][response_slot(response)].fetch_add(1, Relaxed);
         self.latency[s].observe(took);
     }
 
@@ -177,6 +221,8 @@ pub struct Metrics {
     pub acl: Arc<AclMetrics>,
     pub controller: Arc<ControllerMetrics>,
     pub http: Arc<HttpMetrics>,
+    /// The chart history, sampled and read on the HTTP thread only (the lock is never contended).
+    pub history: Arc<std::sync::Mutex<History>>,
 }
 
 impl Metrics {
@@ -184,29 +230,78 @@ impl Metrics {
         Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), ..Metrics::default() }
     }
 
+    /// Takes a sample into the chart history (the HTTP thread, every step).
+    pub fn sample_history(&self, snap: &Snapshot, wall_ms: i64, mono_ms: u64) {
+        let totals = self.totals(snap);
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).sample(wall_ms, mono_ms, &totals);
+    }
+
+    /// The `/api/history` answer.
+    pub fn history_json(&self, now_ms: i64) -> serde_json::Value {
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).to_json(now_ms)
+    }
+
     /// How often peers went over `limit`, summed over the reactors.
     pub fn limit_hits(&self, limit: Limit) -> u64 {
         self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(std::sync::atomic::Ordering::Acquire)).sum()
     }
 
-    /// Prometheus text exposition.
-    pub fn render(&self, snap: &Snapshot, writer_queue_depth: usize) -> String {
-        let mut o = String::with_capacity(16 * 1024);
-        let mut ok = [0u64; N];
-        let mut failed = [0u64; N];
+    /// Replies and latencies summed over the reactors, by request code.
+    fn request_sums(&self) -> ([[u64; RESPONSE_SLOTS]; N], [HistogramSum; N]) {
+        let mut responses = [[0u64; RESPONSE_SLOTS]; N];
         let mut lat = [HistogramSum::default(); N];
         for r in &self.reactors {
             for s in 0..N {
-                ok[s] += r.ok[s].load(Relaxed);
-                failed[s] += r.failed[s].load(Relaxed);
+                for (acc, n) in responses[s].iter_mut().zip(&r.responses[s]) {
+                    *acc += n.load(Relaxed);
+                }
                 r.latency[s].add_into(&mut lat[s]);
             }
         }
-        header(&mut o, "namesrv_requests_total", "counter", "Requests answered, by request code and result.");
+        (responses, lat)
+    }
+
+    /// What the chart history samples (`history`): counters summed over every request code and reactor.
+    pub fn totals(&self, snap: &Snapshot) -> Totals {
+        let (responses, lat) = self.request_sums();
+        let mut t = Totals::default();
         for s in 0..N {
-            for (result, v) in [("success", ok[s]), ("error", failed[s])] {
+            for (acc, n) in t.responses.iter_mut().zip(responses[s]) {
+                *acc += n;
+            }
+            for (acc, n) in t.latency_buckets.iter_mut().zip(lat[s].buckets) {
+                *acc += n;
+            }
+            t.latency_count += lat[s].count;
+        }
+        t.connections = self.reactors.iter().map(|r| r.connections_open.load(Relaxed)).sum::<i64>().max(0) as u64;
+        t.brokers = self.writer.live_brokers.load(Relaxed);
+        t.topics = snap.routes.topic_count() as u64;
+        t
+    }
+
+    /// Prometheus text exposition.
+    pub fn render(&self, snap: &Snapshot, writer_queue_depth: usize) -> String {
+        let mut o = String::with_capacity(16 * 1024);
+        let (responses, lat) = self.request_sums();
+        let help = "Requests answered, by request code and result (success, not_found, error).";
+        header(&mut o, "namesrv_requests_total", "counter", help);
+        for (s, by_response) in responses.iter().enumerate() {
+            for outcome in [Outcome::Success, Outcome::NotFound, Outcome::Error] {
+                let v: u64 =
+                    (0..RESPONSE_SLOTS).filter(|r| Outcome::of_slot(*r) == outcome).map(|r| by_response[r]).sum();
                 if v > 0 {
-                    let _ = writeln!(o, "namesrv_requests_total{{code=\"{}\",result=\"{result}\"}} {v}", name(s));
+                    let (code, result) = (name(s), outcome.label());
+                    let _ = writeln!(o, "namesrv_requests_total{{code=\"{code}\",result=\"{result}\"}} {v}");
+                }
+            }
+        }
+        header(&mut o, "namesrv_responses_total", "counter", "Replies, by request code and response code.");
+        for (s, by_response) in responses.iter().enumerate() {
+            for (r, v) in by_response.iter().enumerate() {
+                if *v > 0 {
+                    let (code, response) = (name(s), response_name(r));
+                    let _ = writeln!(o, "namesrv_responses_total{{code=\"{code}\",response=\"{response}\"}} {v}");
                 }
             }
         }
@@ -339,6 +434,19 @@ impl Metrics {
     }
 }
 
+/// Counters and levels summed over the reactors, for the chart history.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Replies by response slot (`response_name`), every request code together.
+    pub responses: [u64; RESPONSE_SLOTS],
+    /// Request latencies, every request code together: per bucket of `BOUNDS_US` (not cumulative), and in all.
+    pub latency_buckets: [u64; BOUNDS_US.len()],
+    pub latency_count: u64,
+    pub connections: u64,
+    pub brokers: u64,
+    pub topics: u64,
+}
+
 fn header(o: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
@@ -381,6 +489,57 @@ mod tests {
         assert!(out.contains("x_bucket{code=\"A\",le=\"1\"} 2\n"), "{out}");
         assert!(out.contains("x_bucket{code=\"A\",le=\"+Inf\"} 3\n"), "{out}");
         assert!(out.contains("x_count{code=\"A\"} 3\n"), "{out}");
+    }
+
+    #[test]
+    fn replies_are_counted_by_response_code_and_not_found_is_apart() {
+        use crate::protocol::{RequestCode as C, ResponseCode as R};
+        let m = Metrics::new(2);
+        let t = Duration::from_micros(10);
+        m.reactors[0].request(C::GET_ROUTEINFO_BY_TOPIC, R::SUCCESS, t);
+        m.reactors[1].request(C::GET_ROUTEINFO_BY_TOPIC, R::SUCCESS, t);
+        m.reactors[0].request(C::GET_ROUTEINFO_BY_TOPIC, R::TOPIC_NOT_EXIST, t);
+        m.reactors[0].request(C::GET_KV_CONFIG, R::QUERY_NOT_FOUND, t);
+        m.reactors[1].request(C::REGISTER_BROKER, R::SYSTEM_BUSY, t);
+        m.reactors[1].request(C::REGISTER_BROKER, 4242, t);
+        let config = Arc::new(crate::config::Config::default());
+        let snap = crate::writer::Writer::initial_snapshot(Default::default(), config);
+        let text = m.render(&snap, 0);
+        for line in [
+            "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"success\"} 2",
+            "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"not_found\"} 1",
+            "namesrv_requests_total{code=\"GET_KV_CONFIG\",result=\"not_found\"} 1",
+            "namesrv_requests_total{code=\"REGISTER_BROKER\",result=\"error\"} 2",
+            "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"SUCCESS\"} 2",
+            "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"TOPIC_NOT_EXIST\"} 1",
+            "namesrv_responses_total{code=\"GET_KV_CONFIG\",response=\"QUERY_NOT_FOUND\"} 1",
+            "namesrv_responses_total{code=\"REGISTER_BROKER\",response=\"SYSTEM_BUSY\"} 1",
+            "namesrv_responses_total{code=\"REGISTER_BROKER\",response=\"other\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        assert!(!text.contains("GET_ROUTEINFO_BY_TOPIC\",result=\"error\""), "not found is no error:\n{text}");
+        let totals = m.totals(&snap);
+        assert_eq!(totals.responses[response_slot(R::SUCCESS)], 2);
+        assert_eq!(totals.responses.iter().sum::<u64>(), 6);
+        assert_eq!(totals.latency_count, 6);
+    }
+
+    #[test]
+    fn every_response_the_name_server_gives_has_its_own_slot() {
+        use crate::protocol::ResponseCode as R;
+        for (code, name) in RESPONSES {
+            assert_eq!(response_name(response_slot(code)), name);
+        }
+        assert_eq!(response_name(response_slot(4242)), "other");
+        assert_eq!(Outcome::of_slot(response_slot(R::SUCCESS)), Outcome::Success);
+        assert_eq!(Outcome::of_slot(response_slot(R::TOPIC_NOT_EXIST)), Outcome::NotFound);
+        assert_eq!(Outcome::of_slot(response_slot(R::QUERY_NOT_FOUND)), Outcome::NotFound);
+        let errors =
+            [R::SYSTEM_ERROR, R::SYSTEM_BUSY, R::REQUEST_CODE_NOT_SUPPORTED, R::NO_PERMISSION, R::GO_AWAY, 4242];
+        for code in errors {
+            assert_eq!(Outcome::of_slot(response_slot(code)), Outcome::Error, "{code}");
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::reactor::{Reactor, Settings, Shared};
 use crate::state::Snapshot;
 use crate::tls::{TlsError, TlsSetup};
 use crate::warm;
-use crate::writer::command::WriterQueue;
+use crate::write_command::WriterQueue;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
 /// How many applied bodies can wait for the decoder to drop them (decision 0026): a few registrations' worth, so the
@@ -298,6 +298,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
                 acl: acl.clone(),
                 tls,
                 limits: HttpLimits::from_config(&config),
+                census: Default::default(),
             };
             Some(HttpServer::start(listener, ctx).map_err(StartError::Thread)?)
         }

@@ -12,6 +12,7 @@ use namesrv::protocol::json;
 use namesrv::protocol::{RequestCode, ResponseCode};
 use support::client::Client;
 use support::inproc::InProc;
+use support::ours::OurNamesrv;
 use support::registration::{new_cmd, Broker};
 
 fn get(addr: SocketAddr, path: &str) -> (u16, String) {
@@ -57,7 +58,9 @@ fn metrics_and_json_endpoints() {
     assert_eq!(status, 200);
     for line in [
         "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"success\"} 3",
-        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"error\"} 1",
+        "namesrv_requests_total{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"not_found\"} 1",
+        "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"SUCCESS\"} 3",
+        "namesrv_responses_total{code=\"GET_ROUTEINFO_BY_TOPIC\",response=\"TOPIC_NOT_EXIST\"} 1",
         "namesrv_requests_total{code=\"REGISTER_BROKER\",result=\"success\"} 1",
         "namesrv_request_duration_seconds_count{code=\"GET_ROUTEINFO_BY_TOPIC\"} 4",
         "namesrv_brokers 1",
@@ -70,6 +73,7 @@ fn metrics_and_json_endpoints() {
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
+    assert!(!text.contains("GET_ROUTEINFO_BY_TOPIC\",result=\"error\""), "a missing topic is no error:\n{text}");
     if cfg!(target_os = "linux") {
         // Process metrics: present, and plausible for this test process.
         let value = |name: &str| metric_value(&text, name);
@@ -332,4 +336,64 @@ fn unchanged_compressed_re_registrations_are_recognised_too() {
     assert_eq!(r.code, ResponseCode::SUCCESS);
     assert_eq!(c.request(broker.register_zlib(&["TopicA", "TopicC"], 6, 513)).code, ResponseCode::SUCCESS);
     assert_eq!(same_bodies(), 3.0);
+}
+
+/// The chart history kept by the binary itself: with a 1 s step, route queries for a topic that exists and one that
+/// does not, and a request code nobody serves, show up as the request rate, the not-found rate and an error rate by
+/// response code, each apart; levels (brokers, topics, connections) and p99 come along. Polled with a deadline.
+#[test]
+fn history_charts_not_found_apart_from_errors_by_response_code() {
+    let http_port = support::free_port();
+    let http_address = format!("127.0.0.1:{http_port}");
+    let srv = OurNamesrv::start_with(&[("httpAddress", &http_address), ("httpHistoryStepSeconds", "1")]);
+    let http = SocketAddr::from(([127, 0, 0, 1], http_port));
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let mut c = Client::connect(srv.addr());
+    // Two topics: Java refuses a single-topic registration that introduces a broker (§5.3 step 7).
+    let r = c.request(broker.register(&["TopicA", "TopicB"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{:?}\n{}", r.remark, srv.log());
+    let series = |h: &serde_json::Value, key: &str| -> Vec<(i64, f64)> {
+        let points = h["series"][key].as_array().unwrap_or_else(|| panic!("no series {key}: {h}"));
+        points.iter().map(|p| (p[0].as_i64().expect("t"), p[1].as_f64().expect("v"))).collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let history = loop {
+        // Traffic in every step, so that the step being sampled has some whatever the timing.
+        for _ in 0..4 {
+            let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA"));
+            assert_eq!(r.code, ResponseCode::SUCCESS);
+        }
+        let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "nope"));
+        assert_eq!(r.code, ResponseCode::TOPIC_NOT_EXIST);
+        assert_eq!(c.request(new_cmd(9999)).code, ResponseCode::REQUEST_CODE_NOT_SUPPORTED);
+        let (status, body) = get(http, "/api/history");
+        assert_eq!(status, 200, "{body}\n{}", srv.log());
+        let h: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        let both = series(&h, "requests").iter().zip(series(&h, "notFound")).any(|(r, n)| n.1 > 0.0 && r.1 > n.1);
+        let unsupported = h["series"]["errors"]["REQUEST_CODE_NOT_SUPPORTED"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|p| p[1].as_f64().unwrap_or(0.0) > 0.0));
+        if both && unsupported {
+            break h;
+        }
+        assert!(std::time::Instant::now() < deadline, "no step with both rates in 20 s: {h}\n{}", srv.log());
+        // Paces the loop; the condition above, not this wait, decides when the test goes on.
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(history["stepMs"], 1000);
+    let requests = series(&history, "requests");
+    assert!(requests.windows(2).all(|w| w[0].0 <= w[1].0), "oldest first: {requests:?}");
+    let now_ms = history["nowMs"].as_i64().expect("nowMs");
+    assert!(requests.last().is_some_and(|(t, _)| *t <= now_ms), "{history}");
+    let errors = history["series"]["errors"].as_object().expect("errors by response code");
+    assert!(!errors.contains_key("TOPIC_NOT_EXIST") && !errors.contains_key("SUCCESS"), "{history}");
+    for (code, points) in errors {
+        if code != "REQUEST_CODE_NOT_SUPPORTED" {
+            assert!(points.as_array().unwrap().iter().all(|p| p[1] == 0.0), "no {code} was answered: {history}");
+        }
+    }
+    assert_eq!(series(&history, "brokers").last().map(|p| p.1), Some(1.0), "{history}");
+    assert_eq!(series(&history, "topics").last().map(|p| p.1), Some(2.0), "{history}");
+    assert!(series(&history, "connections").last().is_some_and(|p| p.1 >= 1.0), "{history}");
+    assert!(series(&history, "p99Ms").iter().any(|p| p.1 > 0.0), "{history}");
 }

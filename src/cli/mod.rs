@@ -24,6 +24,7 @@ mod config;
 mod controller;
 mod decode;
 mod diff;
+mod health;
 mod kv;
 mod perm;
 mod route;
@@ -100,6 +101,15 @@ pub enum AdminCommand {
     Config(ConfigCommand),
     /// Compare cluster info and every topic route across two or more servers (-n A -n B); exit 1 if they differ.
     Diff,
+    /// What is wrong, as the server judges it: groups without a master, wiped write permission, late heartbeats,
+    /// lost brokers, topics nobody can write to, fleet drift. Exit 0 when nothing is, 1 when something is, 2 when
+    /// the server cannot be read: fit for cron and probes. Reads the HTTP endpoint (httpAddress), not -n.
+    Health {
+        /// The server's HTTP endpoint, host:port (its httpAddress); repeat it or separate with ';' for several.
+        /// Default: $NAMESRV_HTTP.
+        #[arg(long = "http", value_name = "HOST:PORT", action = clap::ArgAction::Append)]
+        http: Vec<String>,
+    },
     /// Clear the write permission of a broker's queues in the name server(s) (205), so that producers stop sending
     /// to it before it is taken down. Undone by addWritePerm, or when the broker registers changed topic configs.
     #[command(name = "wipeWritePerm")]
@@ -370,22 +380,32 @@ fn json_text(value: &serde_json::Value) -> String {
 
 /// `--accessKey/--secretKey`, else mqadmin's `$ROCKETMQ_HOME/conf/tools.yml` (ignored with a warning if broken).
 fn credentials(args: &AdminArgs) -> Option<(String, crate::acl::signature::Key)> {
-    let (ak, sk) = match (&args.access_key, &args.secret_key) {
-        (Some(ak), Some(sk)) => (ak.clone(), sk.clone()),
+    let (ak, sk) = basic_credentials(args)?;
+    Some((ak, crate::acl::signature::Key::new(sk.as_bytes())))
+}
+
+/// `host:port` entries of several `;`-separated lists, blanks dropped.
+fn split_addrs<'a>(lists: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    lists.into_iter().flat_map(|l| l.split(';')).map(str::trim).filter(|a| !a.is_empty()).map(String::from).collect()
+}
+
+/// The account as (access key, secret key): for signing, or as HTTP Basic credentials (`health`).
+fn basic_credentials(args: &AdminArgs) -> Option<(String, String)> {
+    match (&args.access_key, &args.secret_key) {
+        (Some(ak), Some(sk)) => Some((ak.clone(), sk.clone())),
         _ => {
             let home = std::env::var_os("ROCKETMQ_HOME")?;
             let path = std::path::Path::new(&home).join("conf/tools.yml");
             let text = std::fs::read_to_string(&path).ok()?;
             match crate::acl::file::tools_credentials(&text) {
-                Ok(c) => c,
+                Ok(c) => Some(c),
                 Err(e) => {
                     eprintln!("mqnamesrv admin: warning: ignoring {}: {e}", path.display());
-                    return None;
+                    None
                 }
             }
         }
-    };
-    Some((ak, crate::acl::signature::Key::new(sk.as_bytes())))
+    }
 }
 
 /// Options every command shares.
@@ -487,6 +507,13 @@ pub fn run(args: AdminArgs) -> ExitCode {
         AdminCommand::Kv(cmd) => kv::run(&ctx, cmd),
         AdminCommand::Config(cmd) => config::run(&ctx, cmd),
         AdminCommand::Diff => diff::diff(&ctx),
+        AdminCommand::Health { http } => {
+            let mut list = split_addrs(http.iter().map(String::as_str));
+            if list.is_empty() {
+                list = split_addrs(std::env::var("NAMESRV_HTTP").ok().as_deref());
+            }
+            health::health(&list, basic_credentials(&args).as_ref(), ctx.timeout, ctx.json)
+        }
         AdminCommand::WipeWritePerm { broker } => perm::write_perm(&ctx, broker, perm::Change::Wipe),
         AdminCommand::AddWritePerm { broker } => perm::write_perm(&ctx, broker, perm::Change::Add),
         AdminCommand::DeleteTopic { topic, cluster } => perm::delete_topic(&ctx, topic, cluster.as_deref()),

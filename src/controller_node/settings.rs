@@ -8,36 +8,8 @@ use std::path::PathBuf;
 
 use crate::controller::raft::NodeId;
 
-/// Every `ControllerConfig` key we know. Keys we read are in `Settings`; the rest (thread pools, DLedger's file
-/// size, Java's metrics exporters) are Java engine knobs with no meaning here, accepted so a Java file loads.
-pub const KEYS: &[&str] = &[
-    "controllerType",
-    "controllerDLegerGroup",
-    "controllerDLegerPeers",
-    "controllerDLegerSelfId",
-    "controllerStorePath",
-    "electMasterMaxRetryCount",
-    "enableElectUncleanMaster",
-    "processReadEvent",
-    "isProcessReadEvent",
-    "scanInactiveMasterInterval",
-    "notifyBrokerRoleChanged",
-    "mappedFileSize",
-    "controllerThreadPoolNums",
-    "controllerRequestThreadPoolQueueCapacity",
-    "metricsExporterType",
-    "metricsGrpcExporterTarget",
-    "metricsGrpcExporterHeader",
-    "metricGrpcExporterTimeOutInMills",
-    "metricGrpcExporterIntervalInMills",
-    "metricLoggingExporterIntervalInMills",
-    "metricsPromExporterPort",
-    "metricsPromExporterHost",
-    "metricsLabel",
-    "metricsInDelta",
-    // Ours (not in 1010's answer): the budget of big frames being read on the controller port (`room.rs`).
-    "controllerFrameBytes",
-];
+/// Every `ControllerConfig` key we know (declared in `config`, which must not reach up here to learn them).
+pub use crate::config::CONTROLLER_KEYS as KEYS;
 
 /// `controllerFrameBytes`' default: two frames of the default `maxFrameLength`. Brokers' requests are small; Raft's
 /// big messages (a snapshot, a long append) come from two or four peers.

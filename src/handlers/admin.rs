@@ -2,7 +2,7 @@
 
 use super::{reply, success, system_error, Action, Ctx};
 use crate::protocol::{props, RemotingCommand, ResponseCode};
-use crate::writer::command::WriteOp;
+use crate::write_command::WriteOp;
 
 /// 318: parse; refuse the whole update if it names a key that may not change at runtime (Java refuses its black
 /// list the same way: NO_PERMISSION, nothing applied) or holds a control character (`Config::screen_update`); then

@@ -7,7 +7,7 @@ use crate::model::{RegisterBrokerBody, SameBody, NAMESPACE_ORDER_TOPIC_CONFIG};
 use crate::protocol::{body, RemotingCommand, ResponseCode};
 use crate::state::routes::{RegisterBroker, RegisterOutcome, RegisterResult, RouteView, UnregisterBroker};
 use crate::state::Snapshot;
-use crate::writer::command::{RegisterBody, WriteOp};
+use crate::write_command::{RegisterBody, WriteOp};
 
 /// Remark Java gives a refused registration (§5.3 step 7).
 pub use crate::state::routes::REGISTER_FAILED;

@@ -3,7 +3,7 @@
 
 use super::{body_of, success, system_error, Action, Ctx};
 use crate::protocol::{body, RemotingCommand, ResponseCode};
-use crate::writer::command::WriteOp;
+use crate::write_command::WriteOp;
 
 /// 100.
 pub fn put(req: &RemotingCommand) -> Action {

@@ -19,7 +19,7 @@ use crate::limit::Limit;
 pub use crate::protocol::command::{reply, success, system_busy, system_error, OVERLOAD_REMARK};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::state::{ConnId, Snapshot};
-use crate::writer::command::{Outcome, WriteOp};
+use crate::write_command::{Outcome, WriteOp};
 
 /// What the reactor knows when it runs a handler.
 pub struct Ctx<'a> {
@@ -282,7 +282,7 @@ mod tests {
     fn a_registration_reaches_the_writer_with_its_topics_in_name_order() {
         use crate::model::{DataVersion, TopicConfig};
         use crate::state::routes::RegisterBroker;
-        use crate::writer::command::WriteOp;
+        use crate::write_command::WriteOp;
         let names = ["delta", "alpha", "perf-topic-000002", "perf-topic-000001", "charlie", "bravo"];
         let sent: Vec<TopicConfig> =
             (0..60).map(|i| TopicConfig { perm: i, ..TopicConfig::with_defaults(names[i as usize % 6]) }).collect();

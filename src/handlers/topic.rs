@@ -5,7 +5,7 @@ use super::{body_of, success, system_error, Action, Ctx};
 use crate::model::TopicList;
 use crate::protocol::{body, RemotingCommand, RequestCode as C};
 use crate::state::routes::UnitTopicKind;
-use crate::writer::command::WriteOp;
+use crate::write_command::WriteOp;
 
 /// Java's remark when a list is switched off by `enableAllTopicList` / `enableTopicList`.
 pub const DISABLED: &str = "disable";

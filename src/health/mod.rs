@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::model::ClusterInfo;
 use crate::state::liveness::{LiveRow, Removal};
+use crate::state::routes::WriteCensus;
 use crate::state::RouteView;
 
 /// How many topic names a verdict carries (the count is always whole).
@@ -134,6 +135,8 @@ pub struct PeerDrift {
 /// What the verdicts are computed from.
 pub struct Inputs<'a> {
     pub view: &'a RouteView,
+    /// `view.write_census(TOPIC_SAMPLE)`: passed in so that a caller can keep it for as long as the view lasts.
+    pub census: &'a WriteCensus,
     pub support_acting_master: bool,
     pub live: &'a [LiveRow],
     /// Oldest first.
@@ -157,12 +160,12 @@ pub struct Health {
     pub unwritable_topics: usize,
 }
 
-/// The verdicts for `inputs`. O(topics × groups per topic) for the write census; everything else O(brokers).
+/// The verdicts for `inputs`: O(brokers + topic groups), the census (O(topics)) being passed in.
 pub fn verdicts(inputs: &Inputs) -> Health {
     let info = inputs.view.cluster_info();
-    let census = inputs.view.write_census(TOPIC_SAMPLE);
+    let census = inputs.census;
     let mut out = Vec::new();
-    groups(inputs, &info, &census, &mut out);
+    groups(inputs, &info, census, &mut out);
     heartbeats(inputs, &info, &mut out);
     losses(inputs, &mut out);
     if census.unwritable > 0 {
@@ -191,7 +194,7 @@ pub fn verdicts(inputs: &Inputs) -> Health {
 }
 
 /// Groups without a master, and groups whose writes were wiped.
-fn groups(inputs: &Inputs, info: &ClusterInfo, census: &crate::state::routes::WriteCensus, out: &mut Vec<Verdict>) {
+fn groups(inputs: &Inputs, info: &ClusterInfo, census: &WriteCensus, out: &mut Vec<Verdict>) {
     for (cluster, names) in &info.cluster_addr_table {
         for name in names {
             let Some(bd) = info.broker_addr_table.get(name) else { continue };

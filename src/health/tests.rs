@@ -55,8 +55,10 @@ impl Case {
     }
 
     fn health(&self) -> Health {
+        let view = self.tables.view();
         verdicts(&Inputs {
-            view: &self.tables.view(),
+            census: &view.write_census(TOPIC_SAMPLE),
+            view: &view,
             support_acting_master: self.acting,
             live: &self.live,
             removed: &self.removed,

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::HttpContext;
 use crate::state::Snapshot;
-use crate::writer::command::LiveRow;
+use crate::write_command::LiveRow;
 
 /// Most topics `/api/topics` lists unless asked for fewer.
 const TOPICS_DEFAULT_LIMIT: usize = 200;

@@ -32,13 +32,16 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::feed::Feed;
 use crate::metrics::Metrics;
+use crate::state::routes::WriteCensus;
 use crate::state::Snapshot;
 use crate::tls::TlsSetup;
-use crate::writer::command::{LiveAnswer, LiveQuery, WriteCommand};
+use crate::write_command::{LiveAnswer, LiveQuery, WriteCommand};
 
 /// The health verdicts now, from `snap` and the writer's `live` answer.
 fn health_now(ctx: &HttpContext, snap: &Snapshot, live: &LiveAnswer) -> crate::health::Health {
+    let census = ctx.census.of(snap);
     crate::health::verdicts(&crate::health::Inputs {
+        census: &census,
         view: &snap.routes,
         support_acting_master: snap.config.support_acting_master,
         live: &live.rows,
@@ -47,6 +50,26 @@ fn health_now(ctx: &HttpContext, snap: &Snapshot, live: &LiveAnswer) -> crate::h
         now_ms: ctx.clock.now_ms(),
         loss_window_ms: (snap.config.health_loss_window_seconds as i64).saturating_mul(1000),
     })
+}
+
+/// The write census of the last snapshot asked about: it depends on the routes alone, which change far less often
+/// than the console polls (heartbeats publish nothing), so a poll of a steady cluster skips the pass over topics.
+#[derive(Default)]
+pub struct CensusCache(std::sync::Mutex<Option<(u64, Arc<WriteCensus>)>>);
+
+impl CensusCache {
+    fn of(&self, snap: &Snapshot) -> Arc<WriteCensus> {
+        // Only the HTTP thread takes the lock; a poisoned one (a panic while computing) is recomputed.
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match &*slot {
+            Some((generation, census)) if *generation == snap.generation => census.clone(),
+            _ => {
+                let census = Arc::new(snap.routes.write_census(crate::health::TOPIC_SAMPLE));
+                *slot = Some((snap.generation, census.clone()));
+                census
+            }
+        }
+    }
 }
 
 /// What the endpoint reads.
@@ -65,6 +88,7 @@ pub struct HttpContext {
     pub acl: Option<Arc<ArcSwap<Acl>>>,
     pub tls: Arc<TlsSetup>,
     pub limits: Limits,
+    pub census: CensusCache,
 }
 
 /// The endpoint's protections, each a start-only key (docs/operations.md, "HTTP endpoint").
@@ -144,6 +168,7 @@ mod tests_support {
             acl: None,
             tls: Arc::new(TlsSetup::disabled()),
             limits: Limits::from_config(&config),
+            census: Default::default(),
         }
     }
 }

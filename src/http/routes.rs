@@ -26,6 +26,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         "/api/topics" => api(api::topics(&snap, query)),
         "/api/kv" => api(api::kv(&snap)),
         "/api/config" => api(api::config(&snap)),
+        "/api/history" => api(ctx.metrics.history_json(ctx.clock.now_ms())),
         "/health" => text(200, "ok\n".into(), "text/plain"),
         "/ready" => {
             let reason = ctx.not_ready_reason(&snap);
@@ -70,7 +71,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         }
         _ => text(
             404,
-            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,health,topics,kv,config}\n".into(),
+            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config,health,history}\n".into(),
             "text/plain",
         ),
     }

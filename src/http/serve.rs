@@ -38,7 +38,7 @@ use super::routes::{self, Reply};
 use super::{api, auth, HttpContext};
 use crate::metrics::HttpRefusal;
 use crate::tls::{TlsMode, HANDSHAKE_RECORD};
-use crate::writer::command::{LiveAnswer, LiveQuery};
+use crate::write_command::{LiveAnswer, LiveQuery};
 
 type Body = Either<Full<Bytes>, EventBody>;
 
@@ -133,6 +133,7 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) {
         Ok(l) => l,
         Err(e) => return error!(error = %e, "HTTP endpoint cannot listen"),
     };
+    tokio::spawn(stoppable(shared.clone(), sample_history(shared.clone())));
     let mut stop = shared.stop.clone();
     loop {
         tokio::select! {
@@ -146,6 +147,23 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) {
                 }
             },
         }
+    }
+}
+
+/// Samples the counters into the chart history every `httpHistoryStepSeconds`, on this thread: no thread of its
+/// own, and the reactors only ever see relaxed loads of their counters.
+async fn sample_history(shared: Arc<Shared>) {
+    let ctx = &shared.ctx;
+    let step = Duration::from_secs(ctx.cell.load().config.http_history_step_seconds.max(1));
+    ctx.metrics.history.lock().unwrap_or_else(|e| e.into_inner()).set_step(step);
+    let started = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval(step);
+    // A late tick (a busy thread) is taken late, not made up for with a burst of short steps.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let mono_ms = started.elapsed().as_millis() as u64;
+        ctx.metrics.sample_history(&ctx.cell.load(), ctx.clock.now_ms(), mono_ms);
     }
 }
 

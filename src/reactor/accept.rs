@@ -9,7 +9,7 @@ use tracing::{debug, warn};
 
 use super::conn::Conn;
 use super::{transport, Reactor};
-use crate::writer::command::Completion;
+use crate::write_command::Completion;
 
 impl Reactor {
     /// Accepts until WouldBlock; a connection over `maxConnections` is closed at once.

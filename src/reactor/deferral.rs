@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::handlers;
 use crate::protocol::frame;
-use crate::protocol::{RemotingCommand, RequestCode};
+use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
 
 use super::conn::Parked;
@@ -92,7 +92,7 @@ impl Reactor {
                 continue;
             }
             self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-            self.metrics.request(p.cmd.code, false, p.received.elapsed());
+            self.metrics.request(p.cmd.code, ResponseCode::SYSTEM_BUSY, p.received.elapsed());
             if let Some(conn) = self.conns.get_mut(key) {
                 frame::encode(&handlers::system_busy(&p.cmd), &mut conn.output);
             }

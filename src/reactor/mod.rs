@@ -36,7 +36,7 @@ use crate::metrics::ReactorMetrics;
 use crate::protocol::frame::{self, FrameError};
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
-use crate::writer::command::{self, Completion, ConnEvent, Origin, WriteCommand};
+use crate::write_command::{self, Completion, ConnEvent, Origin, WriteCommand};
 use conn::Conn;
 use deferral::PARK_RETRY;
 use transport::ReadOutcome;
@@ -266,12 +266,12 @@ impl Reactor {
     /// read per pass, not per request.
     fn decode_and_handle(&mut self, key: usize) -> Result<(), FrameError> {
         let started = std::time::Instant::now();
-        let mut answered: smallvec::SmallVec<[(i32, bool); 32]> = smallvec::SmallVec::new();
+        let mut answered: smallvec::SmallVec<[(i32, i32); 32]> = smallvec::SmallVec::new();
         let result = self.decode_frames(key, started, &mut answered);
         if !answered.is_empty() {
             let took = started.elapsed();
-            for (code, ok) in answered {
-                self.metrics.request(code, ok, took);
+            for (code, response) in answered {
+                self.metrics.request(code, response, took);
             }
         }
         result
@@ -281,7 +281,7 @@ impl Reactor {
         &mut self,
         key: usize,
         started: std::time::Instant,
-        answered: &mut smallvec::SmallVec<[(i32, bool); 32]>,
+        answered: &mut smallvec::SmallVec<[(i32, i32); 32]>,
     ) -> Result<(), FrameError> {
         loop {
             let Some(conn) = self.conns.get_mut(key) else {
@@ -341,9 +341,9 @@ impl Reactor {
                 self.in_flight += 1;
             }
             match &answer {
-                Some(resp) => answered.push((cmd.code, resp.code == ResponseCode::SUCCESS)),
+                Some(resp) => answered.push((cmd.code, resp.code)),
                 // A one-way write gets no completion; count it when handed over.
-                None if cmd.is_oneway() => answered.push((cmd.code, true)),
+                None if cmd.is_oneway() => answered.push((cmd.code, ResponseCode::SUCCESS)),
                 None => {}
             }
             if let Some(resp) = answer {
@@ -401,7 +401,7 @@ impl Reactor {
             Action::Refused(r, limit) => return (Some(r), Some((limit, audit))),
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
-                match command::submit(
+                match write_command::submit(
                     &self.shared.writer,
                     WriteCommand { origin, op, bytes: cmd.body.len(), decoded_with: None },
                 ) {
@@ -498,7 +498,7 @@ impl Reactor {
         touched_read: &mut Vec<usize>,
     ) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.metrics.request(code, response.code == ResponseCode::SUCCESS, received.elapsed());
+        self.metrics.request(code, response.code, received.elapsed());
         let key = conn.token as usize;
         if let Some(c) = self.conns.get_mut(key).filter(|c| c.gen == conn.gen) {
             frame::encode(response, &mut c.output);

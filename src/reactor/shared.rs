@@ -9,14 +9,14 @@ use crossbeam_channel::Sender;
 
 use crate::clock::Clock;
 use crate::state::Snapshot;
-use crate::writer::command::ConnEvent;
+use crate::write_command::ConnEvent;
 use crate::writer::ReactorLink;
 
 /// What all reactors share.
 #[derive(Clone)]
 pub struct Shared {
     pub cell: Arc<ArcSwap<Snapshot>>,
-    pub writer: crate::writer::command::WriterQueue,
+    pub writer: crate::write_command::WriterQueue,
     pub events: Sender<ConnEvent>,
     pub clock: Arc<dyn Clock>,
     /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `settings.defer_bytes`.

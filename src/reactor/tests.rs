@@ -10,12 +10,12 @@ use super::deferral::PARK_LIMIT;
 use super::*;
 use crate::clock::SystemClock;
 use crate::config::Config;
-use crate::writer::command::WriteOp;
+use crate::write_command::WriteOp;
 use crate::writer::Writer;
 
 /// A reactor (not running) whose writer queue and decoder queue the test controls.
 fn reactor_with(
-    writer: crate::writer::command::WriterQueue,
+    writer: crate::write_command::WriterQueue,
     decoder: Sender<crate::decoder::Job>,
     decoder_bytes: Arc<crate::limit::ByteBudget>,
 ) -> Reactor {
@@ -53,9 +53,9 @@ fn reactor_with(
 fn queue(
     capacity: usize,
     bytes: usize,
-) -> (crate::writer::command::WriterQueue, crossbeam_channel::Receiver<Box<WriteCommand>>) {
+) -> (crate::write_command::WriterQueue, crossbeam_channel::Receiver<Box<WriteCommand>>) {
     let (tx, rx) = crossbeam_channel::bounded(capacity);
-    (crate::writer::command::WriterQueue { tx, bytes: Arc::new(crate::limit::ByteBudget::new(bytes)) }, rx)
+    (crate::write_command::WriterQueue { tx, bytes: Arc::new(crate::limit::ByteBudget::new(bytes)) }, rx)
 }
 
 /// Invariant 4: a full writer queue is answered with SYSTEM_BUSY at once; the reactor never blocks on it.

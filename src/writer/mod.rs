@@ -8,7 +8,6 @@
 //! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
 
 mod changes;
-pub mod command;
 mod publish;
 #[cfg(test)]
 mod tests;
@@ -29,7 +28,7 @@ use crate::model::TopicConfig;
 use crate::persist;
 use crate::state::routes::{EvictionCause, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
-use command::{
+use crate::write_command::{
     Completion, ConnEvent, LiveAnswer, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, Removal, WriteCommand,
     WriteOp,
 };

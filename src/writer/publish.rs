@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use tracing::{debug, warn};
 
-use super::command::Completion;
 use super::{Dirty, Writer};
 use crate::model::TopicConfig;
 use crate::state::routes::MinBrokerIdNotice;
 use crate::state::Snapshot;
+use crate::write_command::Completion;
 
 impl Writer {
     /// Builds and stores the next snapshot if routes, KV or config changed. One writer: no rcu retry needed.

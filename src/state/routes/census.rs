@@ -1,12 +1,12 @@
 //! What the health verdicts need of the route table, counted in one pass over the topics: per broker group how
 //! many of its queue entries a producer may write to, and the topics no producer can write to at all.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::model::perm;
 
-use super::{Queue, RouteView};
+use super::{Queue, RouteView, TopicEntry};
 
 const MASTER_ID: i64 = 0;
 
@@ -37,38 +37,68 @@ fn writable(q: Queue) -> bool {
     q.perm & perm::WRITE != 0 && q.write_queue_nums > 0
 }
 
+/// What one topic's entry says: whether a producer can write to it, and whether its queues would let one if its
+/// groups had masters.
+#[derive(Clone, Copy)]
+struct TopicWrites {
+    writable: bool,
+    perm_writable: bool,
+    by_design: bool,
+}
+
 impl RouteView {
-    /// O(topic × groups per topic), no allocation per topic: for an operator's look (health verdicts), not for
-    /// requests.
+    /// For an operator's look (health verdicts), not for requests. Topics of one route kin (the same shape and
+    /// queues: a cluster's brokers carrying the same topics) are judged once and counted, so the pass costs
+    /// O(topics) hash lookups plus O(kins × groups), not O(topics × groups).
     pub fn write_census(&self, sample: usize) -> WriteCensus {
-        // Whether each interned name's group has a master, looked up by id in the loop.
+        // Whether each interned name's group has a master, looked up by id.
         let mastered: Vec<bool> = (0..self.brokers_by_id.len())
             .map(|id| self.broker_by_id(id as u32).is_some_and(|bd| bd.broker_addrs.contains_key(&MASTER_ID)))
             .collect();
         let mut per_id: Vec<GroupWrites> = vec![GroupWrites::default(); mastered.len()];
-        let mut census = WriteCensus::default();
-        for (key, entry) in &self.topics {
-            let mut any_writable = false;
-            let mut perm_writable = false;
-            let mut by_design = true;
+        let judge = |entry: &TopicEntry| {
+            let mut t = TopicWrites { writable: false, perm_writable: false, by_design: true };
             for (i, id) in entry.ids().enumerate() {
                 let q = entry.queue_at(i);
-                let has_master = mastered.get(id as usize).copied().unwrap_or(false);
-                if let Some(g) = per_id.get_mut(id as usize) {
-                    g.queues += 1;
-                    g.writable += usize::from(writable(q));
-                }
-                by_design &= q.perm & (perm::READ | perm::WRITE) == 0;
-                perm_writable |= writable(q);
-                any_writable |= writable(q) && has_master;
+                t.by_design &= q.perm & (perm::READ | perm::WRITE) == 0;
+                t.perm_writable |= writable(q);
+                t.writable |= writable(q) && mastered.get(id as usize).copied().unwrap_or(false);
             }
-            if !any_writable && !by_design && !entry.is_empty() {
+            t
+        };
+        let count = |entry: &TopicEntry, topics: usize, per_id: &mut [GroupWrites]| {
+            for (i, id) in entry.ids().enumerate() {
+                if let Some(g) = per_id.get_mut(id as usize) {
+                    g.queues += topics;
+                    g.writable += topics * usize::from(writable(entry.queue_at(i)));
+                }
+            }
+        };
+        // kin → (a topic's entry, how many topics share it, the judgement).
+        let mut kins: HashMap<RouteKinKey, (&TopicEntry, usize, TopicWrites), ahash::RandomState> = HashMap::default();
+        let mut census = WriteCensus::default();
+        for (key, entry) in &self.topics {
+            let t = match entry.kin() {
+                Some(kin) => {
+                    let slot = kins.entry(kin).or_insert_with(|| (&**entry, 0, judge(entry)));
+                    slot.1 += 1;
+                    slot.2
+                }
+                None => {
+                    count(entry, 1, &mut per_id);
+                    judge(entry)
+                }
+            };
+            if !t.writable && !t.by_design && !entry.is_empty() {
                 census.unwritable += 1;
-                census.unwritable_headless += usize::from(perm_writable);
+                census.unwritable_headless += usize::from(t.perm_writable);
                 if census.unwritable_sample.len() < sample {
                     census.unwritable_sample.push(key.name().clone());
                 }
             }
+        }
+        for (entry, topics, _) in kins.into_values() {
+            count(entry, topics, &mut per_id);
         }
         for (id, g) in per_id.into_iter().enumerate() {
             if g.queues > 0 {
@@ -78,6 +108,9 @@ impl RouteView {
         census
     }
 }
+
+/// `TopicEntry::kin`: the shape's address and the one queue all its names have.
+type RouteKinKey = (usize, Queue);
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,6 @@
-//! What reactors send the writer (`WriteCommand`, `ConnEvent`) and what it sends back (`Completion`).
+//! What reactors, the decoder and the HTTP thread send the writer (`WriteCommand`, `ConnEvent`, `LiveQuery`) and
+//! what it sends back (`Completion`, `LiveAnswer`). Its own module, below both `handlers` (which build commands)
+//! and `writer` (which applies them), so that neither imports the other.
 
 use std::sync::Arc;
 
