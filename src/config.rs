@@ -246,7 +246,7 @@ config_table! {
     Ours Start http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
     Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
     // How long a broker that left a cluster (and is not back) stays a health verdict (`health`, "brokers_lost").
-    Ours Runtime health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
+    Ours Start health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
     // The chart history /api/history serves: seconds between samples (min 1); 360 are kept, an hour at 10 s.
     Ours Start http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
