@@ -28,6 +28,7 @@
 //! - `persist`: durable files (KV store, config store).
 //! - `metrics`, `http`: counters and the operator HTTP endpoint (its own thread): metrics, JSON, the web console.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
+//! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
@@ -59,6 +60,7 @@ pub mod controller_node;
 pub mod critical;
 pub mod decoder;
 pub mod feed;
+pub mod fleet;
 pub mod handlers;
 pub mod http;
 pub mod limit;

@@ -12,10 +12,12 @@ use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
 mod controller;
+mod fleet;
 mod http;
 mod process;
 
 pub use controller::ControllerMetrics;
+pub use fleet::{AspectDrift, FleetView, PeerDrift, PeerReport, MAX_NAMES as FLEET_MAX_NAMES};
 pub use http::{HttpMetrics, HttpRefusal};
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
@@ -177,6 +179,8 @@ pub struct Metrics {
     pub acl: Arc<AclMetrics>,
     pub controller: Arc<ControllerMetrics>,
     pub http: Arc<HttpMetrics>,
+    /// `namesrvPeers`: the fleet view, when set.
+    pub fleet: Option<Arc<FleetView>>,
 }
 
 impl Metrics {
@@ -334,6 +338,9 @@ impl Metrics {
         );
         controller::render(&mut o, &self.controller);
         http::render(&mut o, &self.http);
+        if let Some(view) = &self.fleet {
+            fleet::render(&mut o, view);
+        }
         process::render(&mut o);
         o
     }

@@ -52,6 +52,8 @@ pub struct HttpContext {
     pub acl: Option<Arc<ArcSwap<Acl>>>,
     pub tls: Arc<TlsSetup>,
     pub limits: Limits,
+    /// `namesrvPeers`: the fleet view (`/api/fleet`), when on.
+    pub fleet: Option<Arc<crate::metrics::FleetView>>,
 }
 
 /// The endpoint's protections, each a start-only key (docs/operations.md, "HTTP endpoint").
@@ -131,6 +133,7 @@ mod tests_support {
             acl: None,
             tls: Arc::new(TlsSetup::disabled()),
             limits: Limits::from_config(&config),
+            fleet: None,
         }
     }
 }

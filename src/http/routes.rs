@@ -26,6 +26,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         "/api/topics" => api(api::topics(&snap, query)),
         "/api/kv" => api(api::kv(&snap)),
         "/api/config" => api(api::config(&snap)),
+        "/api/fleet" => api(crate::fleet::api_json(ctx.fleet.as_deref())),
         "/metrics" => text(200, ctx.metrics.render(&snap, ctx.writer.len()), "text/plain; version=0.0.4"),
         "/health" => text(200, "ok\n".into(), "text/plain"),
         "/ready" => {
