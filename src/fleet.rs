@@ -11,7 +11,7 @@
 //! is bounded (`peer`). Not a critical thread: a fleet view that stopped leaves the name server serving.
 
 pub mod facts;
-mod peer;
+pub mod peer;
 pub mod wire;
 
 use std::collections::HashSet;

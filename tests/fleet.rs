@@ -201,3 +201,120 @@ fn without_peers_the_view_is_off() {
     let text = support::observe::http_get(srv.http_addr().unwrap(), "/metrics").unwrap();
     assert!(!text.contains("namesrv_fleet_"), "{text}");
 }
+
+/// A stand-in for Java's name server in front of one of ours: FLEET_FACTS is answered REQUEST_CODE_NOT_SUPPORTED,
+/// as Java answers a code it does not know; every other request is passed to `upstream` and its answer back.
+fn java_like(upstream: SocketAddr, stop: Arc<AtomicBool>) -> SocketAddr {
+    use bytes::BytesMut;
+    use namesrv::protocol::{frame, RemotingCommand};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((mut down, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let _ = down.set_nonblocking(false);
+            let _ = down.set_read_timeout(Some(Duration::from_secs(5)));
+            std::thread::spawn(move || {
+                let mut up = Client::connect(upstream);
+                let mut buf = BytesMut::new();
+                let mut chunk = [0u8; 16 * 1024];
+                loop {
+                    while let Ok(Some(req)) = frame::decode(&mut buf, 16 << 20) {
+                        let answer = if req.code == namesrv::fleet::wire::FLEET_FACTS {
+                            let remark = format!(" request type {} not supported", req.code);
+                            RemotingCommand::response_to(&req, ResponseCode::REQUEST_CODE_NOT_SUPPORTED, Some(remark))
+                        } else {
+                            up.try_request(req, Duration::from_secs(5)).expect("upstream answers")
+                        };
+                        let mut out = BytesMut::new();
+                        frame::encode(&answer, &mut out);
+                        if down.write_all(&out).is_err() {
+                            return;
+                        }
+                    }
+                    match down.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The aspect `name`'s drift entry of the one peer in `view`.
+fn aspect(view: &Value, name: &str) -> Value {
+    view["peers"][0]["drift"]
+        .as_array()
+        .and_then(|d| d.iter().find(|x| x["aspect"] == name).cloned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_java_peer_is_compared_through_the_standard_codes() {
+    use support::registration::Broker;
+    let stop = Arc::new(AtomicBool::new(false));
+    let b = InProc::start(|c| c.support_acting_master = true);
+    let mut c = b.client();
+    let broker = Broker { cluster: "C1", name: "only-on-b", addr: "127.0.0.1:10911", id: 0 };
+    let r = c.request(broker.register(&["TopicOnB", "TopicOnB2"], 1, 513));
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{:?}", r.remark);
+    let java = java_like(b.addr(), stop.clone());
+    let a = InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        c.namesrv_peers = java.to_string();
+        c.fleet_check_seconds = 1;
+    });
+    kv(a.addr(), RequestCode::PUT_KV_CONFIG, Some("v1"));
+    let http = a.http_addr().expect("http");
+    let seen = || {
+        let v = fleet(http);
+        aspect(&v, "kv")["onlyHere"] == serde_json::json!(["fleet-ns/only-on-a"])
+            && aspect(&v, "topics")["onlyThere"] == serde_json::json!(["TopicOnB", "TopicOnB2"])
+            && aspect(&v, "brokers")["onlyThere"] == serde_json::json!(["C1/only-on-b/0"])
+            && aspect(&v, "config")["different"] == serde_json::json!(["supportActingMaster"])
+    };
+    assert!(support::eventually(WAIT, seen), "{}", fleet(http));
+    stop.store(true, Ordering::Relaxed);
+}
+
+/// What one check costs the peer, at 1000 topics: printed for docs/decisions/0029, and bounded here.
+#[test]
+fn a_check_costs_the_peer_one_small_request_when_in_agreement() {
+    use namesrv::fleet::facts::{Facts, Items};
+    use namesrv::fleet::peer::check;
+    use support::registration::Broker;
+    let srv = InProc::start(|_| {});
+    let topics: Vec<String> = (0..1000).map(|i| format!("BenchmarkTopic_{i:04}")).collect();
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let mut c = srv.client();
+    let broker = Broker { cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:10911", id: 0 };
+    assert_eq!(c.request(broker.register(&names, 1, 513)).code, ResponseCode::SUCCESS);
+    let addr = srv.addr().to_string();
+    let same = Facts::from_snapshot(&srv.snapshot());
+    let empty = Facts { aspects: [Some(Items::new()), Some(Items::new()), Some(Items::new()), Some(Items::new())] };
+
+    let agree = check(&addr, &same, false, None).expect("in agreement");
+    let drift = check(&addr, &empty, false, None).expect("everything differs");
+    let java = check(&addr, &empty, true, None).expect("standard codes");
+    eprintln!(
+        "fleet check at 1000 topics (requests, bytes sent, bytes answered): agreeing {} {} {}; all differing {} {} {}; \
+         standard codes {} {} {}",
+        agree.requests, agree.sent, agree.bytes, drift.requests, drift.sent, drift.bytes, java.requests, java.sent,
+        java.bytes
+    );
+    // The peer builds its facts on a reactor per request: the round trip bounds that work.
+    let started = Instant::now();
+    for _ in 0..50 {
+        check(&addr, &same, false, None).expect("in agreement");
+    }
+    eprintln!("fleet check at 1000 topics: {:?} per agreeing round trip (connect included)", started.elapsed() / 50);
+    assert!(agree.ours && agree.requests == 1 && agree.bytes < 1024, "{} B", agree.bytes);
+    assert!(drift.requests == 1 && drift.bytes > 20_000, "{} B", drift.bytes);
+    assert!(!java.ours && java.requests == 4, "{}", java.requests);
+}

@@ -38,8 +38,9 @@ pub struct Answer {
     pub told: [Told; 4],
     /// Whether the peer answered FLEET_FACTS (one of ours) or only the standard codes (Java's).
     pub ours: bool,
-    /// Requests sent and bytes read, for the decision's measurement and the log.
+    /// Requests sent, bytes sent and bytes read, for the decision's measurement and the log.
     pub requests: u32,
+    pub sent: usize,
     pub bytes: usize,
 }
 
@@ -51,6 +52,7 @@ struct Conn<'a> {
     opaque: i32,
     sign: Option<&'a (String, signature::Key)>,
     requests: u32,
+    sent: usize,
     bytes: usize,
 }
 
@@ -64,7 +66,7 @@ impl<'a> Conn<'a> {
             .ok_or_else(|| unreachable("the address resolves to nothing".into()))?;
         let stream = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| unreachable(e.to_string()))?;
         stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| unreachable(e.to_string()))?;
-        Ok(Conn { addr, stream, buf: BytesMut::new(), opaque: 0, sign, requests: 0, bytes: 0 })
+        Ok(Conn { addr, stream, buf: BytesMut::new(), opaque: 0, sign, requests: 0, sent: 0, bytes: 0 })
     }
 
     fn io(&self, reason: String) -> PeerError {
@@ -84,6 +86,7 @@ impl<'a> Conn<'a> {
         frame::encode(&cmd, &mut out);
         self.stream.write_all(&out).map_err(|e| self.io(format!("cannot send: {e}")))?;
         self.requests += 1;
+        self.sent += out.len();
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         let mut chunk = [0u8; 16 * 1024];
         loop {
@@ -151,14 +154,14 @@ pub fn check(
         let got = conn.ask(cmd)?;
         if got.code == ResponseCode::SUCCESS {
             let told = conn.read(wire::read_answer(&got.body, &digests))?;
-            return Ok(Answer { told, ours: true, requests: conn.requests, bytes: conn.bytes });
+            return Ok(Answer { told, ours: true, requests: conn.requests, sent: conn.sent, bytes: conn.bytes });
         }
         if got.code != ResponseCode::REQUEST_CODE_NOT_SUPPORTED {
             return Err(conn.refused(FLEET_FACTS, &got));
         }
     }
     let told = standard(&mut conn, ours)?;
-    Ok(Answer { told, ours: false, requests: conn.requests, bytes: conn.bytes })
+    Ok(Answer { told, ours: false, requests: conn.requests, sent: conn.sent, bytes: conn.bytes })
 }
 
 /// The standard codes: cluster info, the topic list, the configuration, and the KV namespaces we know of.
