@@ -144,6 +144,10 @@ impl Fleet {
                 let mut drift = Vec::new();
                 for (aspect, told) in Aspect::ALL.into_iter().zip(answer.told) {
                     let diff = match (told, ours.get(aspect)) {
+                        // A config key one side does not list is one its version does not have: not drift.
+                        (Told::Items(theirs), Some(here)) if aspect == Aspect::Config => {
+                            Diff { different: facts::compare(here, &theirs).different, ..Diff::default() }
+                        }
                         (Told::Items(theirs), Some(here)) => facts::compare(here, &theirs),
                         (Told::Same, _) => Diff::default(),
                         // Not told (or not known here): nothing to compare, nothing remembered.
