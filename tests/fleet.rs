@@ -318,3 +318,34 @@ fn a_check_costs_the_peer_one_small_request_when_in_agreement() {
     assert!(drift.requests == 1 && drift.bytes > 20_000, "{} B", drift.bytes);
     assert!(!java.ours && java.requests == 4, "{}", java.requests);
 }
+
+/// A peer with ACL 2.0 on: checked with `innerClientAuthenticationCredentials`, which it accepts; a server without
+/// the credential is refused, and says so.
+#[test]
+fn peers_that_need_accounts_are_asked_with_the_inner_credential() {
+    let inner = r#"{"accessKey":"inner-ak","secretKey":"inner-sk-123"}"#;
+    let guarded = InProc::start(|c| {
+        c.authentication_enabled = true;
+        c.inner_client_authentication_credentials = inner.into();
+        c.auth_users_path = c.kv_config_path.replace("kvConfig.json", "authUsers.json");
+    });
+    let peer = guarded.addr();
+    let signed = InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        c.namesrv_peers = peer.to_string();
+        c.fleet_check_seconds = 1;
+        c.inner_client_authentication_credentials = inner.into();
+    });
+    let unsigned = InProc::start(|c| {
+        c.http_address = "127.0.0.1:0".into();
+        c.namesrv_peers = peer.to_string();
+        c.fleet_check_seconds = 1;
+    });
+    let (hs, hu) = (signed.http_addr().expect("http"), unsigned.http_addr().expect("http"));
+    let checked = |http: SocketAddr| fleet(http)["peers"][0]["checkedMs"].as_i64().is_some_and(|t| t > 0);
+    assert!(support::eventually(WAIT, || checked(hs) && checked(hu)), "{}\n{}", fleet(hs), fleet(hu));
+    assert_eq!(fleet(hs)["peers"][0]["reachable"], true, "{}", fleet(hs));
+    let refused = fleet(hu);
+    assert_eq!(refused["peers"][0]["reachable"], false, "{refused}");
+    assert!(refused["peers"][0]["error"].as_str().is_some_and(|e| e.contains("answered request 32047")), "{refused}");
+}

@@ -9,9 +9,10 @@ use serde_json::{Map, Value};
 
 use super::facts::{digest, Aspect, BodyError, Facts, Items};
 
-/// A request code of our own. RocketMQ's codes stay below 10000 (remoting 1–4xxx, controller 1001–1013, auth
-/// 3001–3xxx), so a Java name server answers REQUEST_CODE_NOT_SUPPORTED, which sends the asker to the standard codes.
-pub const FLEET_FACTS: i32 = 47_047;
+/// A request code of our own, far from RocketMQ's (its RequestCode tops out at 3543, BATCH_ACK_MESSAGE) and within
+/// a `short`, as the ROCKETMQ header encodes codes. A Java name server answers REQUEST_CODE_NOT_SUPPORTED, which
+/// sends the asker to the standard codes.
+pub const FLEET_FACTS: i32 = 32_047;
 
 pub fn hex(d: u64) -> String {
     format!("{d:016x}")
