@@ -66,6 +66,9 @@ struct Seen {
     last: [HashSet<u64>; 4],
     /// Known to answer only the standard codes, and checks since.
     java: Option<u32>,
+    /// What the log last said: the drift counts, or that the peer did not answer (`None`), so that it speaks
+    /// when something changes rather than every check.
+    logged: Option<Option<Vec<usize>>>,
 }
 
 /// The fleet thread.
@@ -158,17 +161,27 @@ impl Fleet {
                     };
                     drift.push(confirm(aspect, &diff, &mut seen.last[aspect.index()]));
                 }
-                if drift.iter().any(|d| d.count > 0) {
-                    let counts: Vec<String> =
+                let counts: Vec<usize> = drift.iter().map(|d| d.count).collect();
+                if seen.logged.as_ref() != Some(&Some(counts.clone())) {
+                    let said: Vec<String> =
                         drift.iter().filter(|d| d.count > 0).map(|d| format!("{} {}", d.aspect, d.count)).collect();
-                    info!(peer = addr, drift = %counts.join(", "), "fleet: this name server differs from a peer");
+                    match said.is_empty() {
+                        true => info!(peer = addr, "fleet: this name server agrees with the peer"),
+                        false => {
+                            warn!(peer = addr, drift = %said.join(", "), "fleet: this name server differs from a peer")
+                        }
+                    }
+                    seen.logged = Some(Some(counts));
                 }
                 PeerReport { addr: addr.to_string(), reachable: true, error: None, checked_ms, drift }
             }
             Err(e) => {
                 // Confirmation needs two answered checks in a row.
                 seen.last.iter_mut().for_each(HashSet::clear);
-                debug!(peer = addr, error = %e, "fleet check failed");
+                if seen.logged != Some(None) {
+                    warn!(peer = addr, error = %e, "fleet: cannot compare with a peer");
+                    seen.logged = Some(None);
+                }
                 PeerReport {
                     addr: addr.to_string(),
                     reachable: false,
