@@ -288,6 +288,10 @@ config_table! {
     Ours Start log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
     Ours Start log_max_files: usize = 10, "logMaxFiles";
     Ours Start log_format: String = "text".into(), "logFormat";
+    // The fleet view (crate::fleet): the other name servers of the fleet, `;`- or `,`-separated host:port (ours may
+    // be listed, it is skipped; empty = off), and how often each is compared with us.
+    Ours Start namesrv_peers: String = String::new(), "namesrvPeers";
+    Ours Start fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
 }
 
 /// Why a configuration could not be loaded.
