@@ -7,7 +7,9 @@
 //! serialised anyway (`support::interop::serial`).
 //!
 //! Faults are made on the host side of a host's veth: `ip link set … down` cuts the host from everyone (the other
-//! hosts and the test process alike) without touching its processes; `up` heals it.
+//! hosts and the test process alike) without touching its processes; `up` heals it. Partial cuts are nftables
+//! rules inside a host's namespace (`cut_from`): packets to and from the named addresses are dropped, everyone
+//! else still reaches the host.
 
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
@@ -135,6 +137,52 @@ impl Net {
     pub fn heal(&self, host: &Host) -> Result<(), NetError> {
         // A new bridge has STP off, so the port forwards as soon as it is up.
         ip(&["link", "set", &host.ns, "up"])
+    }
+}
+
+/// The nftables table of a partial cut, inside a host's namespace (deleted with the namespace too).
+const NFT_TABLE: &str = "jepsen";
+
+impl Net {
+    /// Drops every packet between `host` and `peers` (both ways, established connections included: they hang,
+    /// as across a real partition, rather than being reset).
+    pub fn cut_from(&self, host: &Host, peers: &[Ipv4Addr]) -> Result<(), NetError> {
+        let set: Vec<String> = peers.iter().map(Ipv4Addr::to_string).collect();
+        let set = set.join(", ");
+        let rules = format!(
+            "table inet {NFT_TABLE} {{\n\
+             chain in {{ type filter hook input priority 0; policy accept; ip saddr {{ {set} }} drop; }}\n\
+             chain out {{ type filter hook output priority 0; policy accept; ip daddr {{ {set} }} drop; }}\n}}\n"
+        );
+        nft(host, &["-f", "-"], Some(&rules))
+    }
+
+    /// Removes the partial cut of `host`.
+    pub fn heal_cut(&self, host: &Host) -> Result<(), NetError> {
+        nft(host, &["delete", "table", "inet", NFT_TABLE], None)
+    }
+}
+
+/// Runs `nft ARGS` in `host`'s namespace, with `input` on its standard input.
+fn nft(host: &Host, args: &[&str], input: Option<&str>) -> Result<(), NetError> {
+    use std::io::Write;
+    let mut child = host
+        .command("nft")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| NetError(format!("cannot run nft (apt-get install nftables): {e}")))?;
+    if let Some(text) = input {
+        child.stdin.take().expect("piped").write_all(text.as_bytes()).map_err(|e| NetError(format!("nft: {e}")))?;
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().map_err(|e| NetError(format!("nft: {e}")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(NetError(format!("nft {args:?} in {} failed: {}", host.ns, String::from_utf8_lossy(&out.stderr).trim())))
     }
 }
 

@@ -14,7 +14,7 @@ use namesrv::protocol::json::{self, Value};
 
 use crate::cluster::GROUP;
 use crate::history::{Event, Replica};
-use crate::support::controller::try_ask;
+use crate::support::client::Client;
 
 /// Between two polls of one target.
 const INTERVAL: Duration = Duration::from_millis(200);
@@ -47,6 +47,21 @@ impl Log {
     }
 }
 
+/// One request on a fresh connection, or `None` if the node does not connect or answer within `timeout`. The
+/// test client panics when a connection it was handed is already reset (its peer address is gone), which is what a
+/// node killed mid-request does: here that is one more missing answer, not the end of a poller.
+pub fn ask(addr: SocketAddr, code: i32, ext: &[(&str, &str)], timeout: Duration) -> Option<RemotingCommand> {
+    let stream = std::net::TcpStream::connect_timeout(&addr, timeout).ok()?;
+    stream.peer_addr().ok()?;
+    std::panic::catch_unwind(move || {
+        let mut c = Client::from_stream(stream);
+        let cmd = ext.iter().fold(c.cmd(code), |cmd, (k, v)| cmd.with_ext(k, *v));
+        c.try_request(cmd, timeout).ok()
+    })
+    .ok()
+    .flatten()
+}
+
 /// 1004's answer as a `Replica`, if it is SUCCESS and well formed.
 pub fn parse_replica(node: &str, sent_ms: u64, recv_ms: u64, r: &RemotingCommand) -> Option<Replica> {
     if r.code != 0 {
@@ -71,12 +86,12 @@ pub fn parse_replica(node: &str, sent_ms: u64, recv_ms: u64, r: &RemotingCommand
 
 /// 1004 for `GROUP` from the node at `addr`.
 pub fn replica_info(addr: SocketAddr) -> Option<RemotingCommand> {
-    try_ask(addr, C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", GROUP)], TIMEOUT)
+    ask(addr, C::CONTROLLER_GET_REPLICA_INFO, &[("brokerName", GROUP)], TIMEOUT)
 }
 
 /// The address the name server at `ns` registers as brokerId 0 of `GROUP` (106); `Err` if it did not answer.
 pub fn route_master(ns: SocketAddr) -> Result<Option<String>, ()> {
-    let r = try_ask(ns, 106, &[], TIMEOUT).filter(|r| r.code == 0).ok_or(())?;
+    let r = ask(ns, 106, &[], TIMEOUT).filter(|r| r.code == 0).ok_or(())?;
     let v = json::parse(&r.body).map_err(drop)?;
     let master = v
         .get("brokerAddrTable")
@@ -140,7 +155,7 @@ impl Drop for Recorder {
 
 fn poll_controller(log: &Log, node: &str, addr: SocketAddr) {
     let at_ms = log.now_ms();
-    match try_ask(addr, C::CONTROLLER_GET_METADATA_INFO, &[], TIMEOUT) {
+    match ask(addr, C::CONTROLLER_GET_METADATA_INFO, &[], TIMEOUT) {
         Some(r) if r.code == 0 => log.push(Event::Meta {
             node: node.to_string(),
             at_ms,
