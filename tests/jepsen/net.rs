@@ -95,14 +95,44 @@ impl Host {
 /// The bridge and the hosts, deleted on drop.
 pub struct Net {
     pub hosts: Vec<Host>,
+    /// Held while the network exists: a second run on the machine would delete this one's namespaces as leftovers
+    /// and start its processes in them.
+    _lock: RunLock,
+}
+
+/// The process id of the run that owns the network, in a file; a file naming a process that is gone (a killed
+/// run) is taken over.
+const LOCK: &str = "/tmp/jepsen-net.pid";
+
+struct RunLock;
+
+impl RunLock {
+    fn take() -> Result<RunLock, NetError> {
+        let me = std::process::id().to_string();
+        if let Ok(owner) = std::fs::read_to_string(LOCK) {
+            let owner = owner.trim();
+            if owner != me && std::path::Path::new(&format!("/proc/{owner}")).exists() {
+                return Err(NetError(format!("another fault test (pid {owner}) is running on this machine ({LOCK})")));
+            }
+        }
+        std::fs::write(LOCK, &me).map_err(|e| NetError(format!("{LOCK}: {e}")))?;
+        Ok(RunLock)
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(LOCK);
+    }
 }
 
 impl Net {
     /// Deletes leftovers, then makes the bridge and one namespace per `(short name, last address byte)`.
     pub fn create(hosts: &[(&str, u8)]) -> Result<Net, NetError> {
+        let lock = RunLock::take()?;
         remove_leftovers();
         // From here on, a failure leaves a half-built network: `net` deletes it on the way out.
-        let mut net = Net { hosts: Vec::new() };
+        let mut net = Net { hosts: Vec::new(), _lock: lock };
         ip(&["link", "add", BRIDGE, "type", "bridge"])?;
         let bridge_addr = format!("{}/24", Ipv4Addr::new(SUBNET[0], SUBNET[1], SUBNET[2], 1));
         ip(&["addr", "add", &bridge_addr, "dev", BRIDGE])?;
