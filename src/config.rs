@@ -246,7 +246,7 @@ config_table! {
     Ours Start http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
     Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
     // How long a broker that left a cluster (and is not back) stays a health verdict (`health`, "brokers_lost").
-    Ours Runtime health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
+    Ours Start health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
     // The chart history /api/history serves: seconds between samples (min 1); 360 are kept, an hour at 10 s.
     Ours Start http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
     Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
@@ -288,6 +288,10 @@ config_table! {
     Ours Start log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
     Ours Start log_max_files: usize = 10, "logMaxFiles";
     Ours Start log_format: String = "text".into(), "logFormat";
+    // The fleet view (crate::fleet): the other name servers of the fleet, `;`- or `,`-separated host:port (ours may
+    // be listed, it is skipped; empty = off), and how often each is compared with us.
+    Ours Start namesrv_peers: String = String::new(), "namesrvPeers";
+    Ours Start fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
 }
 
 /// Why a configuration could not be loaded.

@@ -31,6 +31,7 @@
 //! - `health`: the health verdicts (groups without master, wiped writes, late heartbeats, lost brokers, unwritable
 //!   topics, fleet drift) from a route view, the live table and recent removals; pure.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
+//! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
@@ -62,6 +63,7 @@ pub mod controller_node;
 pub mod critical;
 pub mod decoder;
 pub mod feed;
+pub mod fleet;
 pub mod handlers;
 pub mod health;
 pub mod http;

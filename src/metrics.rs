@@ -12,11 +12,13 @@ use crate::state::routes::EvictionCause;
 use crate::state::Snapshot;
 
 mod controller;
+mod fleet;
 mod history;
 mod http;
 mod process;
 
 pub use controller::ControllerMetrics;
+pub use fleet::{AspectDrift, FleetView, PeerDrift, PeerReport, MAX_NAMES as FLEET_MAX_NAMES};
 pub use history::{History, HistoryPoint, HISTORY_CAPACITY};
 pub use http::{HttpMetrics, HttpRefusal};
 
@@ -223,6 +225,8 @@ pub struct Metrics {
     pub http: Arc<HttpMetrics>,
     /// The chart history, sampled and read on the HTTP thread only (the lock is never contended).
     pub history: Arc<std::sync::Mutex<History>>,
+    /// `namesrvPeers`: the fleet view, when set.
+    pub fleet: Option<Arc<FleetView>>,
 }
 
 impl Metrics {
@@ -429,6 +433,9 @@ impl Metrics {
         );
         controller::render(&mut o, &self.controller);
         http::render(&mut o, &self.http);
+        if let Some(view) = &self.fleet {
+            fleet::render(&mut o, view);
+        }
         process::render(&mut o);
         o
     }

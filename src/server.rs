@@ -69,6 +69,8 @@ pub struct ServerHandle {
     stop_writer: Sender<()>,
     /// Dropped at stop: ends the ACL reload thread.
     stop_acl: Option<Sender<()>>,
+    /// Dropped at stop: ends the fleet thread (`namesrvPeers`).
+    stop_fleet: Option<Sender<()>>,
     wakers: Vec<Arc<mio::Waker>>,
     threads: Vec<JoinHandle<()>>,
     /// `httpAddress`: the endpoint, stopped with the rest.
@@ -148,6 +150,7 @@ impl ServerHandle {
         }
         let _ = self.stop_writer.send(());
         self.stop_acl.take();
+        self.stop_fleet.take();
         self.feed.close();
         if let Some(h) = &mut self.http {
             h.stop();
@@ -187,7 +190,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let reactors = config.reactor_count().max(1);
     let listeners = bind_listeners(&config, reactors)?;
     let local_addr = listeners[0].local_addr().map_err(|e| StartError::Bind { addr: addr_text(&config), source: e })?;
-    let metrics = Metrics::new(reactors);
+    let mut metrics = Metrics::new(reactors);
     let http_listener = match config.http_address.trim() {
         "" => None,
         addr => Some(HttpServer::bind(addr).map_err(|source| StartError::Http { addr: addr.into(), source })?),
@@ -209,6 +212,8 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
 
     let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
+    let fleet = crate::fleet::Fleet::from_config(&config, cell.clone(), clock.clone());
+    metrics.fleet = fleet.as_ref().map(|(_, view)| view.clone());
     let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
     let writer_queue =
         WriterQueue { tx: writer_tx, bytes: Arc::new(crate::limit::ByteBudget::new(config.writer_queue_bytes)) };
@@ -299,6 +304,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
                 tls,
                 limits: HttpLimits::from_config(&config),
                 census: Default::default(),
+                fleet: metrics.fleet.clone(),
             };
             Some(HttpServer::start(listener, ctx).map_err(StartError::Thread)?)
         }
@@ -327,6 +333,16 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         }
         _ => None,
     };
+    // Not critical: a fleet view that stopped leaves the name server serving.
+    let stop_fleet = match fleet {
+        Some((fleet, _)) => {
+            let (tx, rx) = bounded::<()>(1);
+            let t = std::thread::Builder::new().name("namesrv-fleet".into()).spawn(move || fleet.run(rx));
+            threads.push(t.map_err(StartError::Thread)?);
+            Some(tx)
+        }
+        None => None,
+    };
     info!(address = %local_addr, reactors, pinned, "namesrv listening");
     // Java waits shutdownWaitTimeSeconds only with enableShutdownGracefully; we always let in-flight work finish,
     // bounded by that setting or 5 s.
@@ -338,6 +354,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         shutdown,
         stop_writer: stop_tx,
         stop_acl,
+        stop_fleet,
         wakers: links.iter().map(|l| l.waker.clone()).collect(),
         threads,
         http,

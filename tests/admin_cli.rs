@@ -335,6 +335,40 @@ fn diff_of_servers_that_agree_and_that_differ() {
 }
 
 #[test]
+fn diff_shows_kv_on_some_servers_only_and_config_keys_that_disagree() {
+    let (one, two) = (start(), start());
+    let (a, b) = (one.addr(), two.addr());
+    admin(&["-n", &a, "kv", "put", "NS", "only-on-one", "v"]).ok();
+    admin(&["-n", &format!("{a};{b}"), "kv", "put", "NS", "both", "same"]).ok();
+    admin(&["-n", &a, "kv", "put", "NS", "changed", "1"]).ok();
+    admin(&["-n", &b, "kv", "put", "NS", "changed", "2"]).ok();
+    admin(&["-n", &b, "config", "set", "orderMessageEnable=true"]).ok();
+
+    let run = admin(&["diff", "-n", &a, "-n", &b]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let text = squeeze(&run.stdout);
+    assert!(text.contains("3 KV entries"), "{text}");
+    assert!(text.contains("KV NS/only-on-one: not on every server"), "{text}");
+    assert!(text.contains(&format!("{a} v")) && text.contains(&format!("{b} (nothing)")), "{text}");
+    assert!(text.contains("KV NS/changed: different value"), "{text}");
+    assert!(text.contains("config orderMessageEnable: different value"), "{text}");
+    assert!(!text.contains("NS/both"), "{text}");
+    assert!(text.contains("3 differences found."), "{text}");
+
+    let v = admin(&["--json", "diff", "-n", &a, "-n", &b]).json();
+    let kinds: Vec<&str> = v["differences"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["kv_value", "kv_missing", "config"]);
+    assert_eq!(v["differences"][2]["values"][1], serde_json::json!({ "server": b, "value": "true" }));
+
+    // Put right, and the servers agree again.
+    admin(&["-n", &a, "kv", "delete", "NS", "only-on-one"]).ok();
+    admin(&["-n", &b, "kv", "put", "NS", "changed", "1"]).ok();
+    admin(&["-n", &b, "config", "set", "orderMessageEnable=false"]).ok();
+    let run = admin(&["diff", "-n", &a, "-n", &b]).ok();
+    assert!(run.stdout.contains("Identical"), "{}", run.stdout);
+}
+
+#[test]
 fn unreachable_server_exits_2_naming_the_address() {
     let port = support::free_port();
     let addr = format!("127.0.0.1:{port}");

@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod broker;
 pub mod cluster;
+pub mod fleet;
 pub mod kv;
 pub mod route;
 pub mod route_cache;
@@ -158,6 +159,7 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         C::UPDATE_NAMESRV_CONFIG => admin::update_config(ctx, req),
         C::GET_NAMESRV_CONFIG => admin::get_config(ctx, req),
+        crate::fleet::wire::FLEET_FACTS => fleet::facts(ctx, req),
         code => Action::Reply(reply(
             req,
             ResponseCode::REQUEST_CODE_NOT_SUPPORTED,

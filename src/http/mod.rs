@@ -40,13 +40,14 @@ use crate::write_command::{LiveAnswer, LiveQuery, WriteCommand};
 /// The health verdicts now, from `snap` and the writer's `live` answer.
 fn health_now(ctx: &HttpContext, snap: &Snapshot, live: &LiveAnswer) -> crate::health::Health {
     let census = ctx.census.of(snap);
+    let fleet = ctx.fleet.as_ref().map(|f| f.drift()).unwrap_or_default();
     crate::health::verdicts(&crate::health::Inputs {
         census: &census,
         view: &snap.routes,
         support_acting_master: snap.config.support_acting_master,
         live: &live.rows,
         removed: &live.removed,
-        fleet: &[],
+        fleet: &fleet,
         now_ms: ctx.clock.now_ms(),
         loss_window_ms: (snap.config.health_loss_window_seconds as i64).saturating_mul(1000),
     })
@@ -89,6 +90,8 @@ pub struct HttpContext {
     pub tls: Arc<TlsSetup>,
     pub limits: Limits,
     pub census: CensusCache,
+    /// `namesrvPeers`: the fleet view (`/api/fleet`), when on.
+    pub fleet: Option<Arc<crate::metrics::FleetView>>,
 }
 
 /// The endpoint's protections, each a start-only key (docs/operations.md, "HTTP endpoint").
@@ -169,6 +172,7 @@ mod tests_support {
             tls: Arc::new(TlsSetup::disabled()),
             limits: Limits::from_config(&config),
             census: Default::default(),
+            fleet: None,
         }
     }
 }

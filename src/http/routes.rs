@@ -27,6 +27,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         "/api/kv" => api(api::kv(&snap)),
         "/api/config" => api(api::config(&snap)),
         "/api/history" => api(ctx.metrics.history_json(ctx.clock.now_ms())),
+        "/api/fleet" => api(crate::fleet::api_json(ctx.fleet.as_deref())),
         "/health" => text(200, "ok\n".into(), "text/plain"),
         "/ready" => {
             let reason = ctx.not_ready_reason(&snap);
@@ -71,7 +72,7 @@ pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
         }
         _ => text(
             404,
-            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config,health,history}\n".into(),
+            "not found: try /, /metrics, /health, /ready, /routes/{topic}, /cluster, /events, /api/{overview,brokers,topics,kv,config,health,history,fleet}\n".into(),
             "text/plain",
         ),
     }

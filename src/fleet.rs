@@ -1,0 +1,309 @@
+//! The fleet view (`namesrvPeers`, decision 0029): name servers share nothing, so a write that reached only some of
+//! them (apache/rocketmq #7255), a broker that registered with one and not another, or a switch set on one host
+//! only go unseen until a client trips on them. Every `fleetCheckSeconds` the thread `namesrv-fleet` asks each
+//! other name server of the fleet what it knows — brokers, topics, KV, the config keys that should agree
+//! (`facts`) — compares it with our snapshot, and publishes the differences seen on two checks in a row
+//! (`metrics::FleetView`: `/api/fleet`, `namesrv_fleet_*`, the health verdicts).
+//!
+//! Cheap for the peers: one FLEET_FACTS request per peer per check to our servers (digests in, items only where
+//! they differ out: `wire`), the standard read codes to Java's (106, 206, 319 and one 219 per KV namespace we
+//! know). It never blocks the writer or a reactor: it reads our snapshot like any reader, and every wait on a peer
+//! is bounded (`peer`). Not a critical thread: a fleet view that stopped leaves the name server serving.
+
+pub mod facts;
+pub mod peer;
+pub mod wire;
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
+use serde_json::{json, Value};
+use tracing::{debug, info, warn};
+
+use crate::acl::signature;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::metrics::{AspectDrift, FleetView, PeerReport, FLEET_MAX_NAMES};
+use crate::state::Snapshot;
+use facts::{Aspect, Diff, Facts};
+use wire::Told;
+
+/// Differences remembered per peer and aspect to confirm them on the next check; past this, the rest are
+/// reported at once (a drift that large is no registration race).
+const MAX_REMEMBERED: usize = 100_000;
+/// A peer that answered REQUEST_CODE_NOT_SUPPORTED is asked FLEET_FACTS again after this many checks, in case it
+/// was upgraded to ours.
+const REPROBE_EVERY: u32 = 20;
+
+/// `namesrvPeers`: `;`- or `,`-separated `host:port`, blanks and duplicates dropped, our own address left out.
+pub fn peers(config: &Config) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in config.namesrv_peers.split([';', ',']).map(str::trim).filter(|a| !a.is_empty()) {
+        if !out.iter().any(|o| o == a) && !is_self(a, config.listen_port) {
+            out.push(a.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `addr` is this server: our listening port on an address of this host. An address is ours if a socket
+/// can be bound to it (no interface list needs reading).
+fn is_self(addr: &str, port: u16) -> bool {
+    let Ok(addrs) = addr.to_socket_addrs() else { return false };
+    addrs.into_iter().any(|sa: SocketAddr| {
+        sa.port() == port && (sa.ip().is_unspecified() || UdpSocket::bind(SocketAddr::new(sa.ip(), 0)).is_ok())
+    })
+}
+
+/// What each peer's differences looked like at the last check, to confirm them (hashes of aspect, kind, name).
+#[derive(Default)]
+struct Seen {
+    last: [HashSet<u64>; 4],
+    /// Known to answer only the standard codes, and checks since.
+    java: Option<u32>,
+    /// What the log last said: the drift counts, or that the peer did not answer (`None`), so that it speaks
+    /// when something changes rather than every check.
+    logged: Option<Option<Vec<usize>>>,
+}
+
+/// The fleet thread.
+pub struct Fleet {
+    pub peers: Vec<String>,
+    pub interval: Duration,
+    pub cell: Arc<ArcSwap<Snapshot>>,
+    pub view: Arc<FleetView>,
+    pub clock: Arc<dyn Clock>,
+    /// `innerClientAuthenticationCredentials`: what requests are signed with when peers need accounts.
+    pub sign: Option<(String, signature::Key)>,
+}
+
+impl Fleet {
+    /// The thread's state for `config`, or `None` without peers.
+    pub fn from_config(
+        config: &Config,
+        cell: Arc<ArcSwap<Snapshot>>,
+        clock: Arc<dyn Clock>,
+    ) -> Option<(Fleet, Arc<FleetView>)> {
+        let peers = peers(config);
+        if peers.is_empty() {
+            if !config.namesrv_peers.trim().is_empty() {
+                info!("namesrvPeers names only this server: the fleet view is off");
+            }
+            return None;
+        }
+        let interval = Duration::from_secs(config.fleet_check_seconds.max(1));
+        let view = Arc::new(FleetView::new(interval.as_millis() as u64, &peers));
+        let sign = match crate::acl::users::inner_credentials(&config.inner_client_authentication_credentials) {
+            Ok(Some((ak, sk))) => Some((ak, signature::Key::new(sk.as_bytes()))),
+            Ok(None) => None,
+            Err(e) => {
+                warn!(error = %e, "fleet view: innerClientAuthenticationCredentials unreadable; peers are asked unsigned");
+                None
+            }
+        };
+        info!(peers = ?peers, interval_s = interval.as_secs(), signed = sign.is_some(), "fleet view on");
+        Some((Fleet { peers, interval, cell, view: view.clone(), clock, sign }, view))
+    }
+
+    /// Checks at once, then every `interval` until `stop` is signalled or dropped.
+    pub fn run(self, stop: Receiver<()>) {
+        let mut seen: Vec<Seen> = self.peers.iter().map(|_| Seen::default()).collect();
+        loop {
+            for (addr, seen) in self.peers.iter().zip(seen.iter_mut()) {
+                // Looked for between peers, so a stop waits for one peer's timeouts at most.
+                if !matches!(stop.try_recv(), Err(TryRecvError::Empty)) {
+                    return;
+                }
+                let report = self.check(addr, seen);
+                self.view.store(report);
+            }
+            match stop.recv_timeout(self.interval) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
+        }
+    }
+
+    fn check(&self, addr: &str, seen: &mut Seen) -> PeerReport {
+        let ours = Facts::from_snapshot(&self.cell.load());
+        let java = seen.java.is_some_and(|n| n % REPROBE_EVERY != 0);
+        let result = peer::check(addr, &ours, java, self.sign.as_ref());
+        let checked_ms = self.clock.now_ms();
+        match result {
+            Ok(answer) => {
+                seen.java = if answer.ours { None } else { Some(seen.java.map_or(1, |n| n + 1)) };
+                debug!(
+                    peer = addr,
+                    requests = answer.requests,
+                    bytes = answer.bytes,
+                    ours = answer.ours,
+                    "fleet check"
+                );
+                let mut drift = Vec::new();
+                for (aspect, told) in Aspect::ALL.into_iter().zip(answer.told) {
+                    let diff = match (told, ours.get(aspect)) {
+                        // A config key one side does not list is one its version does not have: not drift.
+                        (Told::Items(theirs), Some(here)) if aspect == Aspect::Config => {
+                            Diff { different: facts::compare(here, &theirs).different, ..Diff::default() }
+                        }
+                        (Told::Items(theirs), Some(here)) => facts::compare(here, &theirs),
+                        (Told::Same, _) => Diff::default(),
+                        // Not told (or not known here): nothing to compare, nothing remembered.
+                        _ => {
+                            seen.last[aspect.index()].clear();
+                            continue;
+                        }
+                    };
+                    drift.push(confirm(aspect, &diff, &mut seen.last[aspect.index()]));
+                }
+                let counts: Vec<usize> = drift.iter().map(|d| d.count).collect();
+                if seen.logged.as_ref() != Some(&Some(counts.clone())) {
+                    let said: Vec<String> =
+                        drift.iter().filter(|d| d.count > 0).map(|d| format!("{} {}", d.aspect, d.count)).collect();
+                    match said.is_empty() {
+                        true => info!(peer = addr, "fleet: this name server agrees with the peer"),
+                        false => {
+                            warn!(peer = addr, drift = %said.join(", "), "fleet: this name server differs from a peer")
+                        }
+                    }
+                    seen.logged = Some(Some(counts));
+                }
+                PeerReport { addr: addr.to_string(), reachable: true, error: None, checked_ms, drift }
+            }
+            Err(e) => {
+                // Confirmation needs two answered checks in a row.
+                seen.last.iter_mut().for_each(HashSet::clear);
+                if seen.logged != Some(None) {
+                    warn!(peer = addr, error = %e, "fleet: cannot compare with a peer");
+                    seen.logged = Some(None);
+                }
+                PeerReport {
+                    addr: addr.to_string(),
+                    reachable: false,
+                    error: Some(e.to_string()),
+                    checked_ms,
+                    drift: vec![],
+                }
+            }
+        }
+    }
+}
+
+fn key(aspect: Aspect, kind: u8, name: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (aspect, kind, name).hash(&mut h);
+    h.finish()
+}
+
+/// The differences of `diff` that were also there at the last check (`last`, replaced by this check's). A broker
+/// that registered with one server a moment before the other, or a KV write on its way to each, is gone by the
+/// next check; drift stays.
+fn confirm(aspect: Aspect, diff: &Diff, last: &mut HashSet<u64>) -> AspectDrift {
+    let mut now = HashSet::new();
+    let mut out = AspectDrift { aspect: aspect.name(), ..AspectDrift::default() };
+    let lists: [(&Vec<String>, &mut Vec<String>); 3] = [
+        (&diff.only_here, &mut out.only_here),
+        (&diff.only_there, &mut out.only_there),
+        (&diff.different, &mut out.different),
+    ];
+    let mut count = 0;
+    for (kind, (names, shown)) in lists.into_iter().enumerate() {
+        for name in names {
+            let k = key(aspect, kind as u8, name);
+            // Past the memory bound a difference counts at once: it cannot be a race of a few items.
+            let confirmed = last.contains(&k) || now.len() >= MAX_REMEMBERED;
+            if now.len() < MAX_REMEMBERED {
+                now.insert(k);
+            }
+            if confirmed {
+                count += 1;
+                if shown.len() < FLEET_MAX_NAMES {
+                    shown.push(name.clone());
+                }
+            }
+        }
+    }
+    out.count = count;
+    *last = now;
+    out
+}
+
+/// `/api/fleet` (the console's fleet page reads this shape; docs/operations.md).
+pub fn api_json(view: Option<&FleetView>) -> Value {
+    let Some(view) = view else {
+        return json!({ "enabled": false, "intervalMs": 0, "peers": [] });
+    };
+    let peers: Vec<Value> = view
+        .peers()
+        .into_iter()
+        .map(|p| {
+            let drift: Vec<Value> = p
+                .drift
+                .iter()
+                .map(|d| {
+                    json!({
+                        "aspect": d.aspect,
+                        "count": d.count,
+                        "onlyHere": d.only_here,
+                        "onlyThere": d.only_there,
+                        "different": d.different,
+                    })
+                })
+                .collect();
+            let mut v = json!({ "addr": p.addr, "reachable": p.reachable, "checkedMs": p.checked_ms, "drift": drift });
+            if let Some(e) = p.error {
+                v["error"] = json!(e);
+            }
+            v
+        })
+        .collect();
+    json!({ "enabled": true, "intervalMs": view.interval_ms, "peers": peers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(only_here: &[&str]) -> Diff {
+        Diff { only_here: only_here.iter().map(|s| s.to_string()).collect(), ..Diff::default() }
+    }
+
+    #[test]
+    fn a_difference_counts_from_its_second_check() {
+        let mut last = HashSet::new();
+        let first = confirm(Aspect::Kv, &diff(&["ns/a"]), &mut last);
+        assert_eq!(first.count, 0, "a write on its way is no drift yet");
+        let second = confirm(Aspect::Kv, &diff(&["ns/a", "ns/b"]), &mut last);
+        assert_eq!((second.count, second.only_here.clone()), (1, vec!["ns/a".to_string()]));
+        let third = confirm(Aspect::Kv, &diff(&["ns/b"]), &mut last);
+        assert_eq!((third.count, third.only_here), (1, vec!["ns/b".to_string()]));
+        assert_eq!(confirm(Aspect::Kv, &Diff::default(), &mut last).count, 0, "gone at once when it is gone");
+    }
+
+    #[test]
+    fn lists_are_capped_but_counts_are_not() {
+        let names: Vec<String> = (0..50).map(|i| format!("t{i}")).collect();
+        let d = Diff { only_there: names, ..Diff::default() };
+        let mut last = HashSet::new();
+        confirm(Aspect::Topics, &d, &mut last);
+        let out = confirm(Aspect::Topics, &d, &mut last);
+        assert_eq!((out.count, out.only_there.len()), (50, FLEET_MAX_NAMES));
+    }
+
+    #[test]
+    fn peers_are_split_deduplicated_and_skip_ourselves() {
+        let mut c = Config { listen_port: 9876, ..Config::default() };
+        c.namesrv_peers = " 10.255.0.1:9876;10.255.0.2:9876 , 10.255.0.1:9876;127.0.0.1:9876;127.0.0.1:9877".into();
+        assert_eq!(peers(&c), ["10.255.0.1:9876", "10.255.0.2:9876", "127.0.0.1:9877"]);
+    }
+
+    #[test]
+    fn api_shape_when_off() {
+        assert_eq!(api_json(None), json!({ "enabled": false, "intervalMs": 0, "peers": [] }));
+    }
+}

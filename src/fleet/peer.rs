@@ -1,0 +1,189 @@
+//! Asking one peer what it knows, on the fleet thread, with a blocking client whose every wait is bounded: a peer
+//! that hangs costs a check at most `CONNECT_TIMEOUT` + `ANSWER_TIMEOUT` per request, one that answers garbage an
+//! error, and no answer is read past `MAX_ANSWER` bytes.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+
+use super::facts::{self, Aspect, BodyError, Facts, Items};
+use super::wire::{self, Told, FLEET_FACTS};
+use crate::acl::signature;
+use crate::protocol::{frame, RemotingCommand, RequestCode as C, ResponseCode};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest answer read: a full topic list of ~200k names. Bigger is refused unread, as a broken frame.
+pub const MAX_ANSWER: usize = 8 * 1024 * 1024;
+/// KV namespaces asked of a peer that speaks only the standard codes, one request each.
+const MAX_NAMESPACES: usize = 32;
+
+/// Why a peer could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("cannot reach {addr}: {reason}")]
+    Unreachable { addr: String, reason: String },
+    #[error("{addr}: {reason}")]
+    Io { addr: String, reason: String },
+    #[error("{addr} answered request {request} with code {code}: {remark}")]
+    Refused { addr: String, request: i32, code: i32, remark: String },
+    #[error("{addr}: {source}")]
+    Body { addr: String, source: BodyError },
+}
+
+/// What a check learned, per aspect.
+pub struct Answer {
+    pub told: [Told; 4],
+    /// Whether the peer answered FLEET_FACTS (one of ours) or only the standard codes (Java's).
+    pub ours: bool,
+    /// Requests sent, bytes sent and bytes read, for the decision's measurement and the log.
+    pub requests: u32,
+    pub sent: usize,
+    pub bytes: usize,
+}
+
+/// One connection to a peer.
+struct Conn<'a> {
+    addr: &'a str,
+    stream: TcpStream,
+    buf: BytesMut,
+    opaque: i32,
+    sign: Option<&'a (String, signature::Key)>,
+    requests: u32,
+    sent: usize,
+    bytes: usize,
+}
+
+impl<'a> Conn<'a> {
+    fn open(addr: &'a str, sign: Option<&'a (String, signature::Key)>) -> Result<Conn<'a>, PeerError> {
+        let unreachable = |reason: String| PeerError::Unreachable { addr: addr.to_string(), reason };
+        let sa: SocketAddr = addr
+            .to_socket_addrs()
+            .map_err(|e| unreachable(e.to_string()))?
+            .next()
+            .ok_or_else(|| unreachable("the address resolves to nothing".into()))?;
+        let stream = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| unreachable(e.to_string()))?;
+        stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| unreachable(e.to_string()))?;
+        Ok(Conn { addr, stream, buf: BytesMut::new(), opaque: 0, sign, requests: 0, sent: 0, bytes: 0 })
+    }
+
+    fn io(&self, reason: String) -> PeerError {
+        PeerError::Io { addr: self.addr.to_string(), reason }
+    }
+
+    /// Sends a request (signed when we have an account) and waits for its answer, whatever its code.
+    fn ask(&mut self, mut cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
+        self.opaque += 1;
+        cmd.opaque = self.opaque;
+        if let Some((ak, key)) = self.sign {
+            cmd = cmd.with_ext(signature::ACCESS_KEY, ak.as_str());
+            let sig = cmd.ext_fields.as_ref().map(|ext| key.sign(ext, &cmd.body)).unwrap_or_default();
+            cmd = cmd.with_ext(signature::SIGNATURE, sig);
+        }
+        let mut out = BytesMut::new();
+        frame::encode(&cmd, &mut out);
+        self.stream.write_all(&out).map_err(|e| self.io(format!("cannot send: {e}")))?;
+        self.requests += 1;
+        self.sent += out.len();
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            while let Some(got) =
+                frame::decode(&mut self.buf, MAX_ANSWER).map_err(|e| self.io(format!("undecodable answer: {e}")))?
+            {
+                if got.is_response() && got.opaque == cmd.opaque {
+                    return Ok(got);
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.io(format!("no answer within {} s", ANSWER_TIMEOUT.as_secs())));
+            }
+            self.stream.set_read_timeout(Some(left)).map_err(|e| self.io(e.to_string()))?;
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Err(self.io("connection closed".into())),
+                Ok(n) => {
+                    self.bytes += n;
+                    self.buf.extend_from_slice(&chunk[..n]);
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                Err(e) => return Err(self.io(e.to_string())),
+            }
+        }
+    }
+
+    /// `ask`, and a SUCCESS answer's body; any other code is `Refused`.
+    fn body(&mut self, cmd: RemotingCommand) -> Result<bytes::Bytes, PeerError> {
+        let request = cmd.code;
+        let got = self.ask(cmd)?;
+        if got.code != ResponseCode::SUCCESS {
+            return Err(self.refused(request, &got));
+        }
+        Ok(got.body)
+    }
+
+    fn refused(&self, request: i32, got: &RemotingCommand) -> PeerError {
+        let remark = crate::clip::clip(got.remark.as_deref().unwrap_or(""), 200).into_owned();
+        PeerError::Refused { addr: self.addr.to_string(), request, code: got.code, remark }
+    }
+
+    fn read<T>(&self, r: Result<T, BodyError>) -> Result<T, PeerError> {
+        r.map_err(|source| PeerError::Body { addr: self.addr.to_string(), source })
+    }
+}
+
+/// Asks `addr` what it knows: FLEET_FACTS first unless `java` says the peer is known not to speak it, else (or
+/// when it answers REQUEST_CODE_NOT_SUPPORTED) the standard codes.
+pub fn check(
+    addr: &str,
+    ours: &Facts,
+    java: bool,
+    sign: Option<&(String, signature::Key)>,
+) -> Result<Answer, PeerError> {
+    let mut conn = Conn::open(addr, sign)?;
+    let digests = ours.aspects.clone().map(|a| a.as_ref().map(facts::digest));
+    if !java {
+        let mut cmd = RemotingCommand::request(FLEET_FACTS, 0);
+        for aspect in Aspect::ALL {
+            if let Some(d) = digests[aspect.index()] {
+                cmd = cmd.with_ext(aspect.name(), wire::hex(d));
+            }
+        }
+        let got = conn.ask(cmd)?;
+        if got.code == ResponseCode::SUCCESS {
+            let told = conn.read(wire::read_answer(&got.body, &digests))?;
+            return Ok(Answer { told, ours: true, requests: conn.requests, sent: conn.sent, bytes: conn.bytes });
+        }
+        if got.code != ResponseCode::REQUEST_CODE_NOT_SUPPORTED {
+            return Err(conn.refused(FLEET_FACTS, &got));
+        }
+    }
+    let told = standard(&mut conn, ours)?;
+    Ok(Answer { told, ours: false, requests: conn.requests, sent: conn.sent, bytes: conn.bytes })
+}
+
+/// The standard codes: cluster info, the topic list, the configuration, and the KV namespaces we know of.
+fn standard(conn: &mut Conn, ours: &Facts) -> Result<[Told; 4], PeerError> {
+    let body = conn.body(RemotingCommand::request(C::GET_BROKER_CLUSTER_INFO, 0))?;
+    let brokers = conn.read(facts::brokers_from_cluster_info(&body))?;
+    // A peer with enableAllTopicList=false refuses the list: its topics are then not compared.
+    let topics = match conn.ask(RemotingCommand::request(C::GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 0))? {
+        got if got.code == ResponseCode::SUCCESS => Told::Items(conn.read(facts::topics_from_list(&got.body))?),
+        _ => Told::Nothing,
+    };
+    let body = conn.body(RemotingCommand::request(C::GET_NAMESRV_CONFIG, 0))?;
+    let config = conn.read(facts::config_from_properties(&body))?;
+    let mut kv = Items::new();
+    for ns in ours.kv_namespaces().into_iter().take(MAX_NAMESPACES) {
+        let got = conn.ask(RemotingCommand::request(C::GET_KVLIST_BY_NAMESPACE, 0).with_ext("namespace", &ns))?;
+        match got.code {
+            ResponseCode::SUCCESS => conn.read(facts::kv_from_table(&ns, &got.body, &mut kv))?,
+            // Java: no such namespace.
+            ResponseCode::QUERY_NOT_FOUND => {}
+            _ => return Err(conn.refused(C::GET_KVLIST_BY_NAMESPACE, &got)),
+        }
+    }
+    Ok([Told::Items(brokers), topics, Told::Items(kv), Told::Items(config)])
+}

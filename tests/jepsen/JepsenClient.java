@@ -1,0 +1,82 @@
+// The fault test's client (tests/jepsen.rs), compiled at test time against rocketmq-client 5.5.0.
+//
+//   java JepsenClient produce NAMESRV TOPIC SECONDS  -> one send at a time for SECONDS, bodies "j-<i>":
+//                                                      "ACK <i>" when the broker answered SEND_OK,
+//                                                      "FAIL <i> <reason>" otherwise; "DONE" at the end
+//   java JepsenClient consume NAMESRV TOPIC GROUP    -> "READ <body>" per message, from the first offset, until killed
+//
+// The client's own resend is off: a failed send is a FAIL line and the next send has a new body, so an ACK line is
+// exactly one acknowledged message, which the checker then expects the consumer to read.
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+
+public class JepsenClient {
+    // Flushed at every line: the test reads the file while the program runs.
+    static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 4 && args[0].equals("produce")) {
+            produce(args[1], args[2], Integer.parseInt(args[3]));
+        } else if (args.length == 4 && args[0].equals("consume")) {
+            consume(args[1], args[2], args[3]);
+        } else {
+            OUT.println("usage: produce NS TOPIC SECONDS | consume NS TOPIC GROUP");
+            System.exit(2);
+        }
+    }
+
+    static void produce(String ns, String topic, int seconds) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer("jepsen_producer");
+        p.setNamesrvAddr(ns);
+        p.setRetryTimesWhenSendFailed(0);
+        p.setSendMsgTimeout(3000);
+        p.start();
+        long end = System.currentTimeMillis() + seconds * 1000L;
+        for (int i = 0; System.currentTimeMillis() < end; i++) {
+            try {
+                SendResult r = p.send(new Message(topic, ("j-" + i).getBytes(StandardCharsets.UTF_8)));
+                if (r.getSendStatus() == SendStatus.SEND_OK) {
+                    OUT.println("ACK " + i);
+                } else {
+                    OUT.println("FAIL " + i + " " + r.getSendStatus());
+                }
+            } catch (Throwable t) {
+                OUT.println("FAIL " + i + " " + t.toString().replace('\n', ' '));
+                // Do not spin while nothing can be sent.
+                Thread.sleep(100);
+            }
+            Thread.sleep(20);
+        }
+        p.shutdown();
+        OUT.println("DONE");
+        System.exit(0);
+    }
+
+    static void consume(String ns, String topic, String group) throws Exception {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+        c.setNamesrvAddr(ns);
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.subscribe(topic, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                OUT.println("READ " + new String(m.getBody(), StandardCharsets.UTF_8));
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+}

@@ -1,0 +1,220 @@
+//! The checker: rules over a recorded history (`history.rs`) that must hold whatever the nemesis did.
+//!
+//! 1. **One master per epoch**: every answer naming a master for epoch `e` names the same broker.
+//! 2. **One state per SyncStateSet epoch**: two answers with the same `syncStateSetEpoch` carry the same master,
+//!    master epoch and SyncStateSet (a fork of the replicated state shows up here).
+//! 3. **Reads never go back**: if one answer arrived before another request was sent, the later answer's
+//!    `(masterEpoch, syncStateSetEpoch)` is not smaller. Our controllers serve 1004 on the leader only, after
+//!    `ensure_linearizable`, so this is linearizability of reads; a deposed leader answering from an old state
+//!    breaks it.
+//! 4. **Elected from the SyncStateSet**: when the master changes between two states whose SyncStateSet epochs
+//!    follow each other (nothing happened in between that the recorder missed), the new master was in the old
+//!    SyncStateSet (unclean election is off). States further apart are counted as not verifiable.
+//! 5. **A master again after every heal**, within `bound_ms`: the controller leader names a master and the name
+//!    server routes to that same address. The times are reported (p50 / max).
+//! 6. **No acknowledged message lost**: every message the producer saw SEND_OK for is read by a consumer that
+//!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
+//!    is on every replica in the SyncStateSet, and only those can be elected).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::history::{Event, Replica};
+
+/// A broken rule, with what shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Violation {
+    TwoMastersOneEpoch { epoch: i64, masters: Vec<i64> },
+    ForkedState { sss_epoch: i64, states: Vec<String> },
+    ReadWentBack { earlier: Box<Replica>, later: Box<Replica> },
+    ElectedOutsideSyncStateSet { before: Box<Replica>, after: Box<Replica> },
+    NoMasterAfterHeal { nemesis: String, heal_ms: u64, waited_ms: u64 },
+    LostMessages { count: usize, first: Vec<u64> },
+}
+
+/// How long the group took to have a master again after one heal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovery {
+    pub nemesis: String,
+    pub heal_ms: u64,
+    pub took_ms: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub violations: Vec<Violation>,
+    pub recoveries: Vec<Recovery>,
+    /// Master changes checked against the SyncStateSet before them (rule 4), and those with states missed between.
+    pub elections_checked: usize,
+    pub elections_unverifiable: usize,
+    pub reads: usize,
+}
+
+impl Report {
+    /// The recoveries of one nemesis (all if `None`): (count, p50, max) in ms.
+    pub fn recovery_stats(&self, nemesis: Option<&str>) -> Option<(usize, u64, u64)> {
+        let mut took: Vec<u64> =
+            self.recoveries.iter().filter(|r| nemesis.is_none_or(|n| n == r.nemesis)).map(|r| r.took_ms).collect();
+        took.sort_unstable();
+        let max = *took.last()?;
+        Some((took.len(), took[(took.len() - 1) / 2], max))
+    }
+}
+
+/// Only the first violations of a rule are kept: one is enough to fail, a few show the pattern.
+const KEEP: usize = 5;
+
+pub fn check(events: &[Event], bound_ms: u64) -> Report {
+    let reads: Vec<&Replica> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Replica(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let mut report = Report { reads: reads.len(), ..Report::default() };
+    one_master_per_epoch(&reads, &mut report);
+    let states = one_state_per_sss_epoch(&reads, &mut report);
+    reads_never_go_back(&reads, &mut report);
+    elected_from_sync_state_set(&states, &mut report);
+    master_after_heal(events, bound_ms, &mut report);
+    report
+}
+
+fn one_master_per_epoch(reads: &[&Replica], report: &mut Report) {
+    let mut masters: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+    for r in reads.iter().filter(|r| r.master_id >= 0) {
+        masters.entry(r.master_epoch).or_default().insert(r.master_id);
+    }
+    for (epoch, ids) in masters.into_iter().filter(|(_, ids)| ids.len() > 1).take(KEEP) {
+        report.violations.push(Violation::TwoMastersOneEpoch { epoch, masters: ids.into_iter().collect() });
+    }
+}
+
+/// The state a read shows, without who answered when.
+fn state_of(r: &Replica) -> (i64, i64, Vec<i64>) {
+    let mut sss = r.sss.clone();
+    sss.sort_unstable();
+    (r.master_id, r.master_epoch, sss)
+}
+
+/// Checks rule 2 and returns one read per SyncStateSet epoch, in epoch order.
+fn one_state_per_sss_epoch<'a>(reads: &[&'a Replica], report: &mut Report) -> Vec<&'a Replica> {
+    let mut by_epoch: BTreeMap<i64, Vec<&'a Replica>> = BTreeMap::new();
+    for &r in reads {
+        by_epoch.entry(r.sss_epoch).or_default().push(r);
+    }
+    let mut forks = 0;
+    let mut states = Vec::new();
+    for (sss_epoch, rs) in by_epoch {
+        let distinct: BTreeSet<_> = rs.iter().map(|r| state_of(r)).collect();
+        if distinct.len() > 1 && forks < KEEP {
+            forks += 1;
+            let shown = distinct.iter().map(|s| format!("{s:?}")).collect();
+            report.violations.push(Violation::ForkedState { sss_epoch, states: shown });
+        }
+        states.push(rs[0]);
+    }
+    states
+}
+
+fn key(r: &Replica) -> (i64, i64) {
+    (r.master_epoch, r.sss_epoch)
+}
+
+fn reads_never_go_back(reads: &[&Replica], report: &mut Report) {
+    // Sweep the reads in the order they were sent, taking in every read answered before that: the newest state
+    // among them is what the read being looked at must not be older than.
+    let mut by_recv: Vec<&Replica> = reads.to_vec();
+    by_recv.sort_by_key(|r| r.recv_ms);
+    let mut by_sent: Vec<&Replica> = reads.to_vec();
+    by_sent.sort_by_key(|r| r.sent_ms);
+    let mut newest: Option<&Replica> = None;
+    let mut next = 0;
+    let mut found = 0;
+    for r in by_sent {
+        while next < by_recv.len() && by_recv[next].recv_ms < r.sent_ms {
+            if newest.is_none_or(|n| key(by_recv[next]) > key(n)) {
+                newest = Some(by_recv[next]);
+            }
+            next += 1;
+        }
+        if let Some(n) = newest.filter(|n| key(r) < key(n)) {
+            if found < KEEP {
+                report
+                    .violations
+                    .push(Violation::ReadWentBack { earlier: Box::new(n.clone()), later: Box::new(r.clone()) });
+            }
+            found += 1;
+        }
+    }
+}
+
+fn elected_from_sync_state_set(states: &[&Replica], report: &mut Report) {
+    for pair in states.windows(2) {
+        let (before, after) = (pair[0], pair[1]);
+        if after.master_id < 0 || after.master_id == before.master_id {
+            continue;
+        }
+        if after.sss_epoch != before.sss_epoch + 1 {
+            report.elections_unverifiable += 1;
+            continue;
+        }
+        report.elections_checked += 1;
+        if !before.sss.contains(&after.master_id) {
+            report.violations.push(Violation::ElectedOutsideSyncStateSet {
+                before: Box::new(before.clone()),
+                after: Box::new(after.clone()),
+            });
+        }
+    }
+}
+
+fn master_after_heal(events: &[Event], bound_ms: u64, report: &mut Report) {
+    let mut sorted: Vec<&Event> = events.iter().collect();
+    sorted.sort_by_key(|e| e.at_ms());
+    let end = sorted.last().map_or(0, |e| e.at_ms());
+    for (i, e) in sorted.iter().enumerate() {
+        let Event::FaultHeal { at_ms: heal, nemesis, .. } = e else { continue };
+        // The newest controller answer and route at or after the heal; the group has a master when both name the
+        // same one.
+        let mut ctl: Option<&Replica> = None;
+        let mut route: Option<&Option<String>> = None;
+        let mut done = None;
+        for later in &sorted[i + 1..] {
+            if later.at_ms() > heal + bound_ms {
+                break;
+            }
+            match later {
+                Event::Replica(r) => ctl = Some(r),
+                Event::Route { master_addr, .. } => route = Some(master_addr),
+                _ => continue,
+            }
+            if let (Some(c), Some(Some(addr))) = (ctl, route) {
+                if c.master_id >= 0 && c.master_addr == *addr {
+                    done = Some(later.at_ms() - heal);
+                    break;
+                }
+            }
+        }
+        match done {
+            Some(took_ms) => {
+                report.recoveries.push(Recovery { nemesis: nemesis.clone(), heal_ms: *heal, took_ms });
+            }
+            None => report.violations.push(Violation::NoMasterAfterHeal {
+                nemesis: nemesis.clone(),
+                heal_ms: *heal,
+                waited_ms: (end.min(heal + bound_ms)).saturating_sub(*heal),
+            }),
+        }
+    }
+}
+
+/// Rule 6: adds a violation naming the first lost messages, if any acknowledged one was not read.
+pub fn check_messages(acked: &BTreeSet<u64>, read: &BTreeSet<u64>, report: &mut Report) {
+    let lost: Vec<u64> = acked.difference(read).copied().collect();
+    if !lost.is_empty() {
+        report
+            .violations
+            .push(Violation::LostMessages { count: lost.len(), first: lost.into_iter().take(20).collect() });
+    }
+}

@@ -1,0 +1,262 @@
+//! The processes of the fault test, each in its own namespace (`net.rs`) at a fixed port of its own address (no
+//! port is shared with anything else on the machine): three controller nodes of ours (`mqnamesrv controller`), a
+//! name server of ours for the brokers, and Java 5.5.0 brokers of one group in controller mode. Every process is a
+//! `Managed` child: SIGKILLed on drop and by a watchdog if the test process dies without unwinding.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::net::Host;
+use crate::support::proc::{jvm_args, prepare_rocketmq_home, Managed};
+
+pub const CLUSTER: &str = "JepsenCluster";
+pub const GROUP: &str = "jepsen-broker";
+/// The controller port, the same on every node's address.
+pub const CTL_PORT: u16 = 9878;
+pub const NS_PORT: u16 = 9876;
+pub const BROKER_PORT: u16 = 10911;
+
+/// How long a cold broker may take to boot on two busy cores.
+const BROKER_BOOT: Duration = Duration::from_secs(180);
+
+/// Sends `signal` (`STOP`, `CONT`) to a process.
+fn signal(pid: u32, signal: &str) {
+    let ok = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().is_ok_and(|s| s.success());
+    assert!(ok, "kill -{signal} {pid}");
+}
+
+/// A program of ours (`mqnamesrv`, as a controller node or a name server) in a namespace, started again on the
+/// same files after a kill.
+pub struct OurProc {
+    pub name: String,
+    pub host: Host,
+    port: u16,
+    dir: PathBuf,
+    /// Extra arguments after `-c FILE` (`controller` for a controller node).
+    args: Vec<String>,
+    props: Vec<(String, String)>,
+    proc: Option<Managed>,
+    starts: u32,
+}
+
+impl OurProc {
+    /// A controller node `name` (`n0`…) of the group `peers` (`n0-ip:port;…`), files under `dir`.
+    pub fn controller(name: &str, host: Host, peers: &str, dir: &Path) -> OurProc {
+        let props = [
+            ("controllerDLegerGroup", "group1".to_string()),
+            ("controllerDLegerPeers", peers.to_string()),
+            ("controllerDLegerSelfId", name.to_string()),
+            ("controllerStorePath", dir.join("store").display().to_string()),
+        ];
+        Self::new(name, host, CTL_PORT, dir, &["controller"], &props)
+    }
+
+    /// The name server the brokers register with and the recorder reads routes from.
+    pub fn name_server(host: Host, dir: &Path) -> OurProc {
+        let props = [
+            ("listenPort", NS_PORT.to_string()),
+            ("bindAddress", host.addr.to_string()),
+            ("kvConfigPath", dir.join("kvConfig.json").display().to_string()),
+        ];
+        Self::new("namesrv", host, NS_PORT, dir, &[], &props)
+    }
+
+    fn new(name: &str, host: Host, port: u16, dir: &Path, args: &[&str], props: &[(&str, String)]) -> OurProc {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        OurProc {
+            name: name.to_string(),
+            host,
+            port,
+            dir: dir.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            props: props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            proc: None,
+            starts: 0,
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from((self.host.addr, self.port))
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("out.log")
+    }
+
+    /// Starts the process and waits until it accepts connections (through the bridge, as everyone reaches it).
+    pub fn start(&mut self) {
+        assert!(self.proc.is_none(), "{} is running", self.name);
+        self.starts += 1;
+        let file = self.dir.join("node.properties");
+        crate::support::write_properties(&file, &self.props);
+        let mut cmd = self.host.command(env!("CARGO_BIN_EXE_mqnamesrv"));
+        cmd.arg("-c").arg(&file).args(&self.args).current_dir(&self.dir).env("HOME", &self.dir);
+        if std::env::var_os("RUST_LOG").is_none() {
+            cmd.env("RUST_LOG", "info");
+        }
+        let log = self.log_path();
+        if let Ok(mut f) = std::fs::File::options().create(true).append(true).open(&log) {
+            let _ = std::io::Write::write_all(&mut f, format!("=== start #{} ===\n", self.starts).as_bytes());
+        }
+        let mut p = Managed::spawn(&format!("{} ({})", self.name, self.host.ns), cmd, &log);
+        p.wait_accepting(self.addr(), Duration::from_secs(30));
+        self.proc = Some(p);
+    }
+
+    /// SIGKILL: gone at once, with whatever it had not written.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill();
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.proc.as_ref().and_then(Managed::pid).unwrap_or_else(|| panic!("{} is not running", self.name))
+    }
+
+    /// SIGSTOP: the process stops where it is; its sockets stay open and the kernel still accepts connections.
+    pub fn pause(&self) {
+        signal(self.pid(), "STOP");
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), "CONT");
+    }
+
+    pub fn log_tail(&self, lines: usize) -> String {
+        format!("--- {} ---\n{}", self.name, crate::support::tail(&self.log_path(), lines))
+    }
+}
+
+/// A Java 5.5.0 broker of `GROUP` in controller mode (`allAckInSyncStateSet=true`), at `BROKER_PORT` of its host.
+pub struct JavaBroker {
+    pub name: String,
+    pub host: Host,
+    lib: PathBuf,
+    dir: PathBuf,
+    namesrv: String,
+    controllers: String,
+    proc: Option<Managed>,
+    /// "boot success" lines in the log before the current start: the start is done when there is one more.
+    boots_before: usize,
+    starts: u32,
+}
+
+impl JavaBroker {
+    pub fn new(name: &str, host: Host, lib: &Path, dir: &Path, namesrv: &str, controllers: &str) -> JavaBroker {
+        prepare_rocketmq_home(dir);
+        JavaBroker {
+            name: name.to_string(),
+            host,
+            lib: lib.to_path_buf(),
+            dir: dir.to_path_buf(),
+            namesrv: namesrv.to_string(),
+            controllers: controllers.to_string(),
+            proc: None,
+            boots_before: 0,
+            starts: 0,
+        }
+    }
+
+    pub fn addr_string(&self) -> String {
+        format!("{}:{BROKER_PORT}", self.host.addr)
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("broker.out")
+    }
+
+    /// Starts the JVM (same store, ports and identity file as before) without waiting for it: `wait_booted`.
+    pub fn spawn(&mut self) {
+        assert!(self.proc.is_none(), "{} is running", self.name);
+        self.starts += 1;
+        let store = self.dir.join("store");
+        let ip = self.host.addr.to_string();
+        // As support/broker.rs, without brokerId and brokerRole (the controller assigns them), and with the
+        // namespace's address: the controllers and the other broker reach it there.
+        let props: Vec<(String, String)> = [
+            ("brokerClusterName", CLUSTER.to_string()),
+            ("brokerName", GROUP.to_string()),
+            ("flushDiskType", "ASYNC_FLUSH".into()),
+            ("brokerIP1", ip.clone()),
+            ("brokerIP2", ip),
+            ("listenPort", BROKER_PORT.to_string()),
+            ("haListenPort", (BROKER_PORT + 1).to_string()),
+            ("namesrvAddr", self.namesrv.clone()),
+            ("fetchNamesrvAddrByAddressServer", "false".into()),
+            ("registerNameServerPeriod", "10000".into()),
+            ("storePathRootDir", store.display().to_string()),
+            ("storePathCommitLog", store.join("commitlog").display().to_string()),
+            ("autoCreateTopicEnable", "true".into()),
+            ("autoCreateSubscriptionGroup", "true".into()),
+            ("mappedFileSizeCommitLog", "67108864".into()),
+            ("mappedFileSizeConsumeQueue", "600000".into()),
+            ("timerWheelEnable", "false".into()),
+            ("diskMaxUsedSpaceRatio", "95".into()),
+            ("enableControllerMode", "true".into()),
+            ("controllerAddr", self.controllers.clone()),
+            ("allAckInSyncStateSet", "true".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let conf = self.dir.join("conf/broker.conf");
+        crate::support::write_properties(&conf, &props);
+        let mut cmd = self.host.command("java");
+        cmd.args(jvm_args(
+            crate::support::java::JAVA_5X,
+            &self.dir,
+            &["-Xms128m", "-Xmx384m", "-XX:MaxDirectMemorySize=384m", "-XX:TieredStopAtLevel=1"],
+        ))
+        .arg("-Drocketmq.broker.diskSpaceWarningLevelRatio=0.98")
+        .arg("-cp")
+        .arg(format!("{}:{}/*", self.dir.join("conf").display(), self.lib.display()))
+        .arg("org.apache.rocketmq.broker.BrokerStartup")
+        .arg("-c")
+        .arg(&conf)
+        .current_dir(&self.dir)
+        .env("ROCKETMQ_HOME", &self.dir)
+        .env("NAMESRV_ADDR", &self.namesrv)
+        .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        let log = self.log_path();
+        self.boots_before = crate::support::tail(&log, 1_000_000).matches("boot success").count();
+        self.proc = Some(Managed::spawn(&format!("broker {} (start #{})", self.name, self.starts), cmd, &log));
+    }
+
+    /// Waits until the broker started by `spawn` has booted ("boot success" logged); panics if it exits.
+    pub fn wait_booted(&mut self) {
+        let deadline = Instant::now() + BROKER_BOOT;
+        let log = self.log_path();
+        loop {
+            let p = self.proc.as_mut().expect("spawned");
+            p.assert_running();
+            if crate::support::tail(&log, 1_000_000).matches("boot success").count() > self.boots_before {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not boot within {BROKER_BOOT:?}\n{}",
+                self.name,
+                self.log_tail(40)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill();
+        }
+    }
+
+    pub fn log_tail(&self, lines: usize) -> String {
+        format!(
+            "--- broker {} out ---\n{}\n--- broker.log ---\n{}",
+            self.name,
+            crate::support::tail(&self.log_path(), lines),
+            crate::support::tail(&self.dir.join("home/logs/rocketmqlogs/broker.log"), lines)
+        )
+    }
+}
