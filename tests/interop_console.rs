@@ -142,11 +142,21 @@ fn console_as_an_operator_uses_it() {
     let artifacts = artifact_dir_named("console-artifacts-ops");
     let mut ours = OurNode::start();
     let mut brokers = register_fleet(&ours, &[]);
-    // A second server whose one event stream is taken: the page must say why it cannot follow the feed.
+    // A second server whose one event stream is taken: the page must say why it cannot follow the feed. It also
+    // compares itself with ours (namesrvPeers) and holds a KV entry ours has not: the fleet view must name it.
     let full = InProc::start(|c| {
         c.http_address = "127.0.0.1:0".into();
         c.event_feed_streams = 1;
+        c.namesrv_peers = ours.addr_string();
+        c.fleet_check_seconds = 1;
     });
+    let mut kv = Client::connect(full.local_addr());
+    let put = kv
+        .cmd(namesrv::protocol::RequestCode::PUT_KV_CONFIG)
+        .with_ext("namespace", "ops-ns")
+        .with_ext("key", "only-on-the-second")
+        .with_ext("value", "1");
+    assert_eq!(kv.request(put).code, 0, "PUT_KV_CONFIG on the second server");
     let full_http = full.http_addr().expect("http");
     let _taken = Stream::open_with(full_http, "/events", None, Duration::from_secs(60));
     step(t0, "fake brokers registered; starting the browser");

@@ -230,6 +230,15 @@ try {
   await full.waitForFunction(() => /eventFeedStreams=1/.test(document.getElementById('feed-status').textContent), null, WAIT);
   log(`full feed: ${await full.$eval('#feed-status', e => e.textContent)}`);
   await shot(full, 'ops-feed-full.png');
+
+  // ---- 6. the fleet view: that server lists ours in namesrvPeers and holds a KV entry ours has not ----
+  await full.waitForFunction(() => [...document.querySelectorAll('#fleet-body [data-peer] tr[data-aspect=kv]')]
+    .some(r => r.textContent.includes('ops-ns/only-on-the-second')), null, WAIT);
+  await full.waitForFunction(() => [...document.querySelectorAll('#health-list li, #health-body li, [data-kind=fleet_drift]')]
+    .some(e => /fleet/.test(e.textContent)) || /of the fleet differs/.test(document.body.textContent), null, WAIT);
+  log(`fleet: ${await full.$eval('#fleet-body', e => e.textContent.replace(/\s+/g, ' ').slice(0, 300))}`);
+  await full.$eval('#fleet', e => e.scrollIntoView());
+  await shot(full, 'ops-fleet.png');
   await full.close();
   check(problems.length === 0, problems.join('\n'));
   console.log('OK');
