@@ -33,7 +33,9 @@
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
 //! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
+//!   `controller_node`: its thread, port and Raft transport.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
@@ -64,6 +66,8 @@ pub mod critical;
 pub mod decoder;
 pub mod feed;
 pub mod fleet;
+#[cfg(test)]
+mod floors;
 pub mod handlers;
 pub mod health;
 pub mod http;

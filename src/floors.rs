@@ -1,0 +1,204 @@
+//! The floors of the house, checked: `docs/architecture.md` declares which floor each top-level module is on
+//! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor, when
+//! modules import each other in a circle (sideways imports within a floor are allowed, circles never), and when a
+//! module of `lib.rs` is missing from the table or from `lib.rs`'s own module map. Test code is exempt (a test may
+//! build a writer to get a snapshot): files named `tests.rs`, `tests_*.rs` or under a `tests/` folder, and what follows
+//! `#[cfg(test)]` in a file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// module → floor, from the "Floors" table of docs/architecture.md: rows `| N | `a`, `b` | … |`.
+fn declared_floors() -> BTreeMap<String, u32> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("docs/architecture.md");
+    let section = doc.split("\n## Floors").nth(1).expect("a \"## Floors\" section in docs/architecture.md");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let mut floors = BTreeMap::new();
+    for line in section.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (Some(floor), Some(modules)) = (cells.get(1), cells.get(2)) else { continue };
+        let Ok(floor) = floor.parse::<u32>() else { continue };
+        for m in modules.split(',') {
+            let m = m.trim().trim_matches('`');
+            assert!(floors.insert(m.to_string(), floor).is_none(), "{m} is on two floors in docs/architecture.md");
+        }
+    }
+    assert!(!floors.is_empty(), "the Floors table of docs/architecture.md lists no module");
+    floors
+}
+
+/// The top-level modules `lib.rs` declares.
+fn lib_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod ")))
+        .map(|l| l.trim_end_matches(';').trim().to_string())
+        .filter(|m| m != "floors")
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn is_test_file(rel: &Path) -> bool {
+    rel.components().any(|c| c.as_os_str() == "tests")
+        || rel.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s == "tests" || s.starts_with("tests_"))
+}
+
+/// The code of a file without comments and without what follows its first `#[cfg(test)]`.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// The top-level modules a file's code names: `crate::x` and each item of `crate::{x::…, y, …}`.
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Items at depth 0 of the braces: the first segment of each.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.insert(ident(group[start..j].trim()));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.insert(ident(group[start..j].trim()));
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.retain(|m| !m.is_empty() && m != "self");
+    out
+}
+
+/// module → the modules its non-test code names, with the file of each arrow.
+fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut graph: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).expect("under src").to_path_buf();
+        let first = rel.components().next().and_then(|c| c.as_os_str().to_str()).unwrap_or_default();
+        let module = first.trim_end_matches(".rs").to_string();
+        if ["lib", "main", "floors"].contains(&module.as_str()) || is_test_file(&rel) {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).expect("read"));
+        for to in named_modules(&code) {
+            if to != module {
+                graph.entry(module.clone()).or_default().entry(to).or_insert_with(|| rel.display().to_string());
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn every_module_is_on_a_floor_and_in_the_module_map() {
+    let floors = declared_floors();
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    let map: String = lib.lines().filter(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+    for m in lib_modules() {
+        assert!(
+            floors.contains_key(&m),
+            "module {m} is on no floor: add it to the Floors table of docs/architecture.md"
+        );
+        assert!(map.contains(&format!("`{m}`")), "module {m} is missing from the module map at the top of src/lib.rs");
+    }
+    for m in floors.keys() {
+        assert!(lib_modules().contains(m), "docs/architecture.md puts {m} on a floor, but lib.rs has no such module");
+    }
+}
+
+#[test]
+fn imports_go_down_or_sideways_only() {
+    let floors = declared_floors();
+    let mut wrong = Vec::new();
+    for (from, tos) in imports() {
+        let Some(&f) = floors.get(&from) else { continue };
+        for (to, file) in tos {
+            if let Some(&t) = floors.get(&to) {
+                if t > f {
+                    wrong.push(format!("{file}: {from} (floor {f}) imports {to} (floor {t})"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports that go up a floor (docs/architecture.md, \"Floors\"):\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_module_circles() {
+    let graph = imports();
+    // Depth-first search with colours: grey on the stack, black done. A grey target closes a circle.
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeMap<String, String>>,
+        colour: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        colour.insert(m.to_string(), 1);
+        stack.push(m.to_string());
+        for to in graph.get(m).into_iter().flat_map(|t| t.keys()) {
+            match colour.get(to).copied().unwrap_or(0) {
+                1 => {
+                    let at = stack.iter().position(|s| s == to).unwrap_or(0);
+                    let mut circle = stack[at..].to_vec();
+                    circle.push(to.clone());
+                    return Some(circle);
+                }
+                0 => {
+                    if let Some(c) = visit(to, graph, colour, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        colour.insert(m.to_string(), 2);
+        None
+    }
+    let mut colour = BTreeMap::new();
+    for m in graph.keys() {
+        if colour.get(m).copied().unwrap_or(0) == 0 {
+            let circle = visit(m, &graph, &mut colour, &mut Vec::new());
+            assert!(circle.is_none(), "modules import each other in a circle: {}", circle.unwrap().join(" → "));
+        }
+    }
+}
+
+#[test]
+fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments_or_tests() {
+    let code = code_of(
+        "use crate::{config::Config, state::{Snapshot, RouteView}, self};\nuse crate::model::X; // crate::writer\n\
+         fn f() { crate::clock::now(); }\n#[cfg(test)]\nmod tests { use crate::server; }",
+    );
+    let found: Vec<String> = named_modules(&code).into_iter().collect();
+    assert_eq!(found, ["clock", "config", "model", "state"]);
+}
