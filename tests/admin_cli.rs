@@ -576,7 +576,16 @@ mod java_peers {
         let java = support::java::JavaNamesrv::start(support::java::JAVA_5X);
         let j = java.addr().to_string();
         let _java_brokers = [register(java.addr(), &MASTER, TOPICS), register(java.addr(), &SLAVE, TOPICS)];
-        let ours = with_brokers();
+        // Configured as the Java server is: `diff` compares the config keys a fleet should agree on, and the
+        // in-process default scans for expired brokers every 10 ms where Java's scans every 5 s.
+        let mut ours = Fixture {
+            server: InProc::start(|c| {
+                c.scan_not_active_broker_interval = namesrv::config::Config::default().scan_not_active_broker_interval
+            }),
+            brokers: Vec::new(),
+        };
+        ours.register(&MASTER, TOPICS);
+        ours.register(&SLAVE, TOPICS);
         let o = ours.addr();
 
         let text = squeeze(&admin(&["-n", &j, "cluster"]).ok().stdout);
