@@ -229,6 +229,8 @@ pub fn acl_file(data: &[u8]) {
             }
         }
         Err(e) => {
+            // The whole message as the log shows it (the Display of AclParseError includes its sources).
+            let e = e.to_string();
             // A secret is the value of a line that *is* a `secretKey:` entry (text elsewhere that merely contains
             // the word is not a secret). Other lines' text (access keys, patterns) is named in errors on purpose;
             // a secret that also stands in one of them is not leaked by that.

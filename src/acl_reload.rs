@@ -18,22 +18,24 @@ use crate::metrics::AclMetrics;
 /// How often the file is looked at.
 pub const PERIOD: Duration = Duration::from_millis(500);
 
-/// Why the account file could not be used.
+/// Why the account file could not be used. The messages name the key that chose the file (`aclFile`) and the
+/// path, so an operator knows which setting to fix at start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum AclFileError {
-    #[error("cannot read ACL file {path}: {source}")]
+    #[error("cannot read ACL file {path} (aclFile): {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("invalid ACL file {path}: {reason}")]
-    Invalid { path: PathBuf, reason: String },
+    #[error("invalid ACL file {path} (aclFile): not UTF-8")]
+    NotUtf8 { path: PathBuf },
+    #[error("invalid ACL file {path} (aclFile): {source}")]
+    Invalid { path: PathBuf, source: file::AclParseError },
 }
 
 /// Reads and parses the account file; also returns a fingerprint of its bytes.
 pub fn load(path: &Path) -> Result<(Acl, u64), AclFileError> {
     let bytes = std::fs::read(path).map_err(|source| AclFileError::Read { path: path.into(), source })?;
     let fingerprint = fingerprint(&bytes);
-    let text = String::from_utf8(bytes)
-        .map_err(|_| AclFileError::Invalid { path: path.into(), reason: "not UTF-8".into() })?;
-    let acl = file::parse(&text).map_err(|reason| AclFileError::Invalid { path: path.into(), reason })?;
+    let text = String::from_utf8(bytes).map_err(|_| AclFileError::NotUtf8 { path: path.into() })?;
+    let acl = file::parse(&text).map_err(|source| AclFileError::Invalid { path: path.into(), source })?;
     Ok((acl, fingerprint))
 }
 

@@ -6,6 +6,13 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+/// Why an `adminAllowList` value is refused: the first entry that is neither an address nor a network.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{entry:?} is neither an IP address nor a CIDR network")]
+pub struct AllowListError {
+    pub entry: String,
+}
+
 /// Parsed `adminAllowList`. Empty means off: every peer may write, as with Java (no loopback default is applied).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllowList {
@@ -15,14 +22,14 @@ pub struct AllowList {
 impl AllowList {
     /// Comma-separated CIDRs or bare addresses (IPv4 or IPv6), blanks ignored. Any bad entry fails the whole list:
     /// a security setting is never half-applied.
-    pub fn parse(text: &str) -> Result<AllowList, String> {
+    pub fn parse(text: &str) -> Result<AllowList, AllowListError> {
         let mut nets = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let net = match entry.parse::<IpNet>() {
                 Ok(net) => net.trunc(),
                 Err(_) => match entry.parse::<IpAddr>() {
                     Ok(addr) => IpNet::from(canonical(addr)),
-                    Err(_) => return Err(format!("{entry:?} is neither an IP address nor a CIDR network")),
+                    Err(_) => return Err(AllowListError { entry: entry.into() }),
                 },
             };
             nets.push(net);
@@ -113,9 +120,10 @@ mod tests {
     fn bad_entries_are_rejected_with_the_entry_named() {
         for bad in ["10.0.0.0/33", "10.0.0", "localhost", "10.0.0.0/8;127.0.0.1", "::1/129"] {
             let e = AllowList::parse(bad).unwrap_err();
-            assert!(e.contains("is neither an IP address nor a CIDR network"), "{bad}: {e}");
+            assert!(e.to_string().contains("is neither an IP address nor a CIDR network"), "{bad}: {e}");
         }
         let e = AllowList::parse("127.0.0.1, nope").unwrap_err();
-        assert!(e.contains("\"nope\""), "{e}");
+        assert_eq!(e.entry, "nope");
+        assert!(e.to_string().contains("\"nope\""), "{e}");
     }
 }

@@ -301,8 +301,16 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("cannot parse config file {path}: {reason}")]
     Parse { path: PathBuf, reason: String },
-    #[error("invalid {key} in config file {path}: {reason}")]
-    Invalid { path: PathBuf, key: &'static str, reason: String },
+    /// Refused at load rather than ignored like Java's unparsable values: see `from_file`.
+    #[error("invalid adminAllowList in config file {path}: {source}")]
+    AllowList { path: PathBuf, source: crate::allow_list::AllowListError },
+}
+
+/// Why `aclEnable=true` has no account file to read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AclPathError {
+    #[error("aclEnable=true needs aclFile, rocketmqHome or ROCKETMQ_HOME to find plain_acl.yml")]
+    NoFile,
 }
 
 impl Config {
@@ -314,11 +322,8 @@ impl Config {
         // Unlike Java's ignored unparsable values, a bad allow-list stops start-up: ignoring it would silently
         // leave every peer allowed to write.
         for (_, v) in pairs.iter().filter(|(k, _)| k == "adminAllowList") {
-            crate::allow_list::AllowList::parse(v).map_err(|reason| ConfigError::Invalid {
-                path: path.into(),
-                key: "adminAllowList",
-                reason,
-            })?;
+            crate::allow_list::AllowList::parse(v)
+                .map_err(|source| ConfigError::AllowList { path: path.into(), source })?;
         }
         let mut config = Config::default();
         let warnings = config.apply(&pairs);
@@ -389,14 +394,12 @@ impl Config {
 
     /// The account file of `aclEnable`: `aclFile` (relative to `rocketmqHome` unless absolute), or
     /// `<rocketmqHome>/conf/plain_acl.yml` where Java's broker looks for it.
-    pub fn acl_path(&self) -> Result<PathBuf, String> {
+    pub fn acl_path(&self) -> Result<PathBuf, AclPathError> {
         let home = self.rocketmq_home.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(PathBuf::from);
         let file = self.acl_file.trim();
         match (file, home) {
             ("", Some(home)) => Ok(home.join("conf/plain_acl.yml")),
-            ("", None) => {
-                Err("aclEnable=true needs aclFile, rocketmqHome or ROCKETMQ_HOME to find plain_acl.yml".into())
-            }
+            ("", None) => Err(AclPathError::NoFile),
             (f, _) if Path::new(f).is_absolute() => Ok(PathBuf::from(f)),
             (f, Some(home)) => Ok(home.join(f)),
             (f, None) => Ok(PathBuf::from(f)),
@@ -501,7 +504,19 @@ mod tests {
         assert_eq!(c.max_connections, 5);
         let bad = dir.path().join("bad.properties");
         std::fs::write(&bad, "adminAllowList=10.0.0.0/8,10.0.0.300\n").unwrap();
-        let e = Config::from_file(&bad).unwrap_err().to_string();
-        assert!(e.contains("adminAllowList") && e.contains("\"10.0.0.300\""), "{e}");
+        let e = Config::from_file(&bad).unwrap_err();
+        let ConfigError::AllowList { path, source } = &e else { panic!("{e}") };
+        assert_eq!((path, source.entry.as_str()), (&bad, "10.0.0.300"));
+        let e = e.to_string();
+        assert!(e.contains("adminAllowList") && e.contains("\"10.0.0.300\"") && e.contains("bad.properties"), "{e}");
+    }
+
+    #[test]
+    fn acl_path_needs_a_file_or_a_home() {
+        let c = Config { rocketmq_home: None, acl_file: String::new(), ..Config::default() };
+        assert_eq!(c.acl_path(), Err(AclPathError::NoFile));
+        assert!(c.acl_path().unwrap_err().to_string().contains("aclFile"));
+        let c = Config { rocketmq_home: Some("/opt/rmq".into()), ..c };
+        assert_eq!(c.acl_path(), Ok(PathBuf::from("/opt/rmq/conf/plain_acl.yml")));
     }
 }

@@ -47,8 +47,8 @@ pub enum StartError {
     Http { addr: String, source: std::io::Error },
     #[error(transparent)]
     Tls(#[from] TlsError),
-    #[error("{0}")]
-    AclPath(String),
+    #[error(transparent)]
+    AclPath(#[from] crate::config::AclPathError),
     #[error(transparent)]
     Acl(#[from] crate::acl_reload::AclFileError),
     #[error("controller: {0}")]

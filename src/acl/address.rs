@@ -8,6 +8,22 @@
 use std::fmt;
 use std::net::IpAddr;
 
+/// Why a pattern is refused. Every variant names the whole pattern, as the ACL file's error quotes it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error("{pattern:?}: braces must hold the last segment")]
+    Braces { pattern: String },
+    #[error("{pattern:?}: {item:?} is not an IP address")]
+    NotAnAddress { pattern: String, item: String },
+    /// The range form is malformed as a whole (segment count, where the range is, its order).
+    #[error("{pattern:?}: {why}")]
+    Shape { pattern: String, why: &'static str },
+    #[error("{pattern:?}: {segment:?} is not a number")]
+    NotANumber { pattern: String, segment: String },
+    #[error("{pattern:?}: {segment:?} is out of range")]
+    OutOfRange { pattern: String, segment: String },
+}
+
 /// One parsed pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AddressPattern {
@@ -24,7 +40,7 @@ pub enum AddressPattern {
 
 impl AddressPattern {
     /// Parses a pattern; `Err` says what is wrong with it (Java refuses such a file too).
-    pub fn parse(text: &str) -> Result<AddressPattern, String> {
+    pub fn parse(text: &str) -> Result<AddressPattern, AddressError> {
         let t = text.trim();
         if t.is_empty() {
             return Ok(AddressPattern::Nobody);
@@ -35,7 +51,7 @@ impl AddressPattern {
         if let Some(open) = t.strip_suffix('}').and_then(|s| s.rfind('{').map(|i| (&s[..i], &s[i + 1..]))) {
             let (head, inner) = open;
             if !(head.ends_with('.') || head.ends_with(':')) {
-                return Err(format!("{t:?}: braces must hold the last segment"));
+                return Err(AddressError::Braces { pattern: t.into() });
             }
             return addresses(inner.split(',').map(|last| format!("{head}{}", last.trim())), t);
         }
@@ -74,27 +90,33 @@ fn canonical(addr: IpAddr) -> IpAddr {
     }
 }
 
-fn addresses(items: impl Iterator<Item = String>, whole: &str) -> Result<AddressPattern, String> {
+fn addresses(items: impl Iterator<Item = String>, whole: &str) -> Result<AddressPattern, AddressError> {
     let mut set = Vec::new();
     for item in items {
-        let addr: IpAddr = item.parse().map_err(|_| format!("{whole:?}: {item:?} is not an IP address"))?;
+        let Ok(addr) = item.parse::<IpAddr>() else {
+            return Err(AddressError::NotAnAddress { pattern: whole.into(), item });
+        };
         set.push(canonical(addr));
     }
     Ok(AddressPattern::Set(set))
 }
 
 /// `a.b.c.*`, `a.b.*.*`, `a.b.c.1-5`, `a.b.1-5.*`; for IPv6 the same over eight hex groups, written in full.
-fn range(t: &str) -> Result<AddressPattern, String> {
+fn range(t: &str) -> Result<AddressPattern, AddressError> {
     let v6 = t.contains(':');
     let (parts, count, max, radix): (Vec<&str>, usize, u16, u32) =
         if v6 { (t.split(':').collect(), 8, u16::MAX, 16) } else { (t.split('.').collect(), 4, 255, 10) };
-    let bad = |why: &str| format!("{t:?}: {why}");
+    let bad = |why: &'static str| AddressError::Shape { pattern: t.into(), why };
     if parts.len() != count {
         return Err(bad(if v6 { "an IPv6 range needs all eight groups (no ::)" } else { "needs four segments" }));
     }
-    let number = |s: &str| -> Result<u16, String> {
-        let n = u32::from_str_radix(s.trim(), radix).map_err(|_| bad(&format!("{s:?} is not a number")))?;
-        u16::try_from(n).ok().filter(|n| *n <= max).ok_or_else(|| bad(&format!("{s:?} is out of range")))
+    let number = |s: &str| -> Result<u16, AddressError> {
+        let n = u32::from_str_radix(s.trim(), radix)
+            .map_err(|_| AddressError::NotANumber { pattern: t.into(), segment: s.into() })?;
+        u16::try_from(n)
+            .ok()
+            .filter(|n| *n <= max)
+            .ok_or_else(|| AddressError::OutOfRange { pattern: t.into(), segment: s.into() })
     };
     let Some(at) = parts.iter().position(|p| p.trim() == "*" || p.contains('-')) else {
         return Err(bad("no range segment"));
@@ -106,7 +128,7 @@ fn range(t: &str) -> Result<AddressPattern, String> {
     if parts[at + 1..].iter().any(|p| p.trim() != "*") {
         return Err(bad("segments after a range must be *"));
     }
-    let prefix = parts[..at].iter().map(|p| number(p)).collect::<Result<Vec<u16>, String>>()?;
+    let prefix = parts[..at].iter().map(|p| number(p)).collect::<Result<Vec<u16>, AddressError>>()?;
     let (low, high) = match parts[at].trim() {
         "*" => (0, max),
         r => {
@@ -185,6 +207,19 @@ mod tests {
         {
             assert!(AddressPattern::parse(bad).is_err(), "{bad} should be refused");
         }
+    }
+
+    #[test]
+    fn errors_say_which_fault() {
+        let e = AddressPattern::parse("10.0.0.300").unwrap_err();
+        assert_eq!(e, AddressError::NotAnAddress { pattern: "10.0.0.300".into(), item: "10.0.0.300".into() });
+        assert_eq!(e.to_string(), r#""10.0.0.300": "10.0.0.300" is not an IP address"#);
+        let e = AddressPattern::parse("10.0.*.5").unwrap_err();
+        assert!(matches!(e, AddressError::Shape { why: "segments after a range must be *", .. }), "{e}");
+        assert!(matches!(AddressPattern::parse("10.0.0.1-999"), Err(AddressError::OutOfRange { .. })));
+        assert!(matches!(AddressPattern::parse("10.x.*.*"), Err(AddressError::NotANumber { .. })));
+        assert!(matches!(AddressPattern::parse("10.0.{1,2"), Err(AddressError::NotAnAddress { .. })));
+        assert!(matches!(AddressPattern::parse("10.0.0{1,2}"), Err(AddressError::Braces { .. })));
     }
 
     #[test]

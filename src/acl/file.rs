@@ -17,22 +17,60 @@ use std::collections::HashMap;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::address::AddressPattern;
+use super::address::{AddressError, AddressPattern};
 use super::{Account, Acl};
 
 /// Java's rule (`PlainPermissionManager`): access and secret keys longer than six characters.
 const MIN_KEY_LEN: usize = 7;
 
+/// Why a `plain_acl.yml` (or mqadmin's `tools.yml`) cannot be used. The messages name the place in the file and
+/// never carry a secret key.
+#[derive(Debug, thiserror::Error)]
+pub enum AclParseError {
+    #[error("not valid YAML: {0}")]
+    Yaml(#[from] yaml_rust2::ScanError),
+    #[error("the file is empty")]
+    Empty,
+    #[error("more than one YAML document")]
+    ManyDocuments,
+    #[error("the top level must be a mapping (globalWhiteRemoteAddresses, accounts)")]
+    NotAMapping,
+    #[error("{0} must be a list")]
+    NotAList(&'static str),
+    /// `place` is e.g. `globalWhiteRemoteAddresses[2]` or `whiteRemoteAddress of rocketmq2`.
+    #[error("{place} is not a text")]
+    NotAText { place: String },
+    #[error("{place}: {source}")]
+    Pattern { place: String, source: AddressError },
+    /// A bad pattern whose text is not quoted: a YAML slip can fold the next lines (a `secretKey` among them)
+    /// into one long value, and the error must not carry it into the log.
+    #[error("{place}: not an address pattern (a long or multi-word value; check the YAML indentation)")]
+    LongPattern { place: String },
+    #[error("accounts[{index}]: {source}")]
+    Account { index: usize, source: Box<AclParseError> },
+    #[error("an account must be a mapping")]
+    AccountNotAMapping,
+    #[error("accessKey {0:?} must be longer than six characters")]
+    ShortAccessKey(String),
+    #[error("the secretKey of {0} must be longer than six characters")]
+    ShortSecretKey(String),
+    #[error("accounts[{index}]: accessKey {access_key} is given twice")]
+    Duplicate { index: usize, access_key: String },
+    /// `tools.yml` lacks one of the two keys (or is not a mapping).
+    #[error("expected accessKey and secretKey")]
+    NoCredentials,
+}
+
 /// Parses the text of a `plain_acl.yml`. The error names the place; it never contains a secret key.
-pub fn parse(text: &str) -> Result<Acl, String> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML: {e}"))?;
+pub fn parse(text: &str) -> Result<Acl, AclParseError> {
+    let docs = YamlLoader::load_from_str(text)?;
     let root = match docs.as_slice() {
-        [] => return Err("the file is empty".into()),
+        [] => return Err(AclParseError::Empty),
         [one] => one,
-        _ => return Err("more than one YAML document".into()),
+        _ => return Err(AclParseError::ManyDocuments),
     };
     let Yaml::Hash(map) = root else {
-        return Err("the top level must be a mapping (globalWhiteRemoteAddresses, accounts)".into());
+        return Err(AclParseError::NotAMapping);
     };
     let mut global_white = Vec::new();
     let mut accounts = HashMap::new();
@@ -40,17 +78,18 @@ pub fn parse(text: &str) -> Result<Acl, String> {
         match key.as_str() {
             Some("globalWhiteRemoteAddresses") => {
                 for (i, item) in list(value, "globalWhiteRemoteAddresses")?.iter().enumerate() {
-                    let text = scalar(item).ok_or_else(|| format!("globalWhiteRemoteAddresses[{i}] is not a text"))?;
-                    let pattern = AddressPattern::parse(&text)
-                        .map_err(|e| format!("globalWhiteRemoteAddresses[{i}]: {}", shown(&text, e)))?;
+                    let place = || format!("globalWhiteRemoteAddresses[{i}]");
+                    let text = scalar(item).ok_or_else(|| AclParseError::NotAText { place: place() })?;
+                    let pattern = AddressPattern::parse(&text).map_err(|e| shown(place(), &text, e))?;
                     global_white.push(pattern);
                 }
             }
             Some("accounts") => {
                 for (i, item) in list(value, "accounts")?.iter().enumerate() {
-                    let account = account(item).map_err(|e| format!("accounts[{i}]: {e}"))?;
+                    let account =
+                        account(item).map_err(|e| AclParseError::Account { index: i, source: Box::new(e) })?;
                     if accounts.contains_key(&account.access_key) {
-                        return Err(format!("accounts[{i}]: accessKey {} is given twice", account.access_key));
+                        return Err(AclParseError::Duplicate { index: i, access_key: account.access_key });
                     }
                     accounts.insert(account.access_key.clone(), account);
                 }
@@ -63,33 +102,33 @@ pub fn parse(text: &str) -> Result<Acl, String> {
 }
 
 /// mqadmin's `conf/tools.yml`: `accessKey` and `secretKey` at the top level, the keys the admin CLI signs with.
-pub fn tools_credentials(text: &str) -> Result<(String, String), String> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML: {e}"))?;
+pub fn tools_credentials(text: &str) -> Result<(String, String), AclParseError> {
+    let docs = YamlLoader::load_from_str(text)?;
     let Some(Yaml::Hash(map)) = docs.first() else {
-        return Err("expected accessKey and secretKey".into());
+        return Err(AclParseError::NoCredentials);
     };
     let get = |k: &str| map.get(&Yaml::String(k.into())).and_then(scalar).filter(|v| !v.is_empty());
     match (get("accessKey"), get("secretKey")) {
         (Some(ak), Some(sk)) => Ok((ak, sk)),
-        _ => Err("expected accessKey and secretKey".into()),
+        _ => Err(AclParseError::NoCredentials),
     }
 }
 
 /// A pattern error as the log shows it: quoted only when the value looks like a pattern. A YAML slip can fold the
 /// next lines (a `secretKey` among them) into one long value, and the error must not carry it into the log.
-fn shown(text: &str, error: String) -> String {
+fn shown(place: String, text: &str, source: AddressError) -> AclParseError {
     if text.len() <= 64 && !text.trim().contains(char::is_whitespace) {
-        error
+        AclParseError::Pattern { place, source }
     } else {
-        "not an address pattern (a long or multi-word value; check the YAML indentation)".into()
+        AclParseError::LongPattern { place }
     }
 }
 
-fn list<'a>(value: &'a Yaml, what: &str) -> Result<&'a [Yaml], String> {
+fn list<'a>(value: &'a Yaml, what: &'static str) -> Result<&'a [Yaml], AclParseError> {
     match value {
         Yaml::Array(items) => Ok(items),
         Yaml::Null => Ok(&[]),
-        _ => Err(format!("{what} must be a list")),
+        _ => Err(AclParseError::NotAList(what)),
     }
 }
 
@@ -103,26 +142,25 @@ fn scalar(value: &Yaml) -> Option<String> {
     }
 }
 
-fn account(item: &Yaml) -> Result<Account, String> {
+fn account(item: &Yaml) -> Result<Account, AclParseError> {
     let Yaml::Hash(map) = item else {
-        return Err("an account must be a mapping".into());
+        return Err(AclParseError::AccountNotAMapping);
     };
     let field = |name: &str| map.get(&Yaml::String(name.into()));
     let access_key = field("accessKey").and_then(scalar).unwrap_or_default();
     if access_key.chars().count() < MIN_KEY_LEN {
-        return Err(format!("accessKey {access_key:?} must be longer than six characters"));
+        return Err(AclParseError::ShortAccessKey(access_key));
     }
     let secret_key = field("secretKey").and_then(scalar).unwrap_or_default();
     if secret_key.chars().count() < MIN_KEY_LEN {
-        return Err(format!("the secretKey of {access_key} must be longer than six characters"));
+        return Err(AclParseError::ShortSecretKey(access_key));
     }
     let white = match field("whiteRemoteAddress") {
         None | Some(Yaml::Null) => None,
         Some(v) => {
-            let text = scalar(v).ok_or_else(|| format!("whiteRemoteAddress of {access_key} is not a text"))?;
-            match AddressPattern::parse(&text)
-                .map_err(|e| format!("whiteRemoteAddress of {access_key}: {}", shown(&text, e)))?
-            {
+            let place = || format!("whiteRemoteAddress of {access_key}");
+            let text = scalar(v).ok_or_else(|| AclParseError::NotAText { place: place() })?;
+            match AddressPattern::parse(&text).map_err(|e| shown(place(), &text, e))? {
                 // Blank means "not set" here: the account is then usable from any address.
                 AddressPattern::Nobody => None,
                 p => Some(p),
@@ -172,7 +210,7 @@ mod tests {
             ("globalWhiteRemoteAddresses: [10.0.0.300]\n", "not an IP address"),
             ("accounts: [\n", "not valid YAML"),
         ] {
-            let e = parse(text).unwrap_err();
+            let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text:?}: {e}");
             assert!(!e.contains("s3cretkey") && !e.contains("secret\""), "{e}");
         }
@@ -181,10 +219,22 @@ mod tests {
     #[test]
     fn tools_yml() {
         assert_eq!(
-            tools_credentials("accessKey: rocketmq2\nsecretKey: 12345678\n"),
-            Ok(("rocketmq2".into(), "12345678".into()))
+            tools_credentials("accessKey: rocketmq2\nsecretKey: 12345678\n").unwrap(),
+            ("rocketmq2".into(), "12345678".into())
         );
-        assert!(tools_credentials("accessKey: rocketmq2\n").is_err());
+        assert!(matches!(tools_credentials("accessKey: rocketmq2\n"), Err(AclParseError::NoCredentials)));
+    }
+
+    #[test]
+    fn errors_keep_the_place_and_the_pattern_fault() {
+        let e =
+            parse("accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    whiteRemoteAddress: 10.0.*.1\n")
+                .unwrap_err();
+        let AclParseError::Account { index: 0, source } = &e else { panic!("{e}") };
+        assert!(matches!(**source, AclParseError::Pattern { source: AddressError::Shape { .. }, .. }), "{e}");
+        // A long value (a folded secretKey, say) is refused without quoting it.
+        let e = parse("globalWhiteRemoteAddresses: [\"10.0.0.1 secretKey: s3cretkey\"]\n").unwrap_err();
+        assert!(matches!(e, AclParseError::LongPattern { .. }) && !e.to_string().contains("s3cretkey"), "{e}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::{bad_body, broker_json, call, decode, CliError, Ctx, Output};
 pub(super) fn fetch_cluster(client: &mut Client) -> Result<ClusterInfo, CliError> {
     let cmd = client.cmd(RequestCode::GET_BROKER_CLUSTER_INFO);
     let resp = call(client, cmd)?;
-    decode::cluster_info(&resp.body).map_err(|e| bad_body(client, e))
+    decode::cluster_info(&resp.body).map_err(|e| bad_body(client, e.to_string()))
 }
 
 pub(super) fn cluster(ctx: &Ctx) -> Result<Output, CliError> {

@@ -5,14 +5,25 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::{BrokerData, ClusterInfo, QueueData, TopicRouteData};
-use crate::protocol::json::{self, Value};
+use crate::protocol::json::{self, JsonError, Value};
 
-fn parse(body: &[u8], what: &str) -> Result<Value, String> {
-    let v = json::parse(body).map_err(|e| format!("cannot read the {what}: {e}"))?;
+/// Why a response body could not be read; `what` names the body (`topic route`, `KV table`, …).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("cannot read the {what}: {source}")]
+    Json { what: &'static str, source: JsonError },
+    #[error("cannot read the {what}: not a JSON object")]
+    NotAnObject { what: &'static str },
+    #[error("broker id {id:?} is not a number")]
+    BrokerId { id: String },
+}
+
+fn parse(body: &[u8], what: &'static str) -> Result<Value, DecodeError> {
+    let v = json::parse(body).map_err(|source| DecodeError::Json { what, source })?;
     if matches!(v, Value::Object(_)) {
         Ok(v)
     } else {
-        Err(format!("cannot read the {what}: not a JSON object"))
+        Err(DecodeError::NotAnObject { what })
     }
 }
 
@@ -24,11 +35,11 @@ fn int(v: Option<&Value>) -> i32 {
     v.and_then(Value::as_i32).unwrap_or(0)
 }
 
-fn broker_data(v: &Value) -> Result<BrokerData, String> {
+fn broker_data(v: &Value) -> Result<BrokerData, DecodeError> {
     let mut addrs = BTreeMap::new();
     if let Some(table) = v.get("brokerAddrs") {
         for (id, addr) in table.members() {
-            let id: i64 = id.trim().parse().map_err(|_| format!("broker id {id:?} is not a number"))?;
+            let id: i64 = id.trim().parse().map_err(|_| DecodeError::BrokerId { id: id.clone() })?;
             if let Some(addr) = addr.as_str() {
                 addrs.insert(id, addr.into_owned());
             }
@@ -62,7 +73,7 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 }
 
 /// `TopicRouteData` (105). Static-topic mapping info is not read.
-pub fn topic_route(body: &[u8]) -> Result<TopicRouteData, String> {
+pub fn topic_route(body: &[u8]) -> Result<TopicRouteData, DecodeError> {
     let v = parse(body, "topic route")?;
     let mut route = TopicRouteData {
         queue_datas: array(&v, "queueDatas").iter().map(queue_data).collect(),
@@ -86,7 +97,7 @@ pub fn topic_route(body: &[u8]) -> Result<TopicRouteData, String> {
 }
 
 /// `ClusterInfo` (106), always fastjson's default dialect on the wire.
-pub fn cluster_info(body: &[u8]) -> Result<ClusterInfo, String> {
+pub fn cluster_info(body: &[u8]) -> Result<ClusterInfo, DecodeError> {
     let v = parse(body, "cluster info")?;
     let mut info = ClusterInfo::default();
     if let Some(table) = v.get("brokerAddrTable") {
@@ -107,7 +118,7 @@ pub fn cluster_info(body: &[u8]) -> Result<ClusterInfo, String> {
 }
 
 /// `TopicList` (206): the topics, sorted and deduplicated.
-pub fn topic_list(body: &[u8]) -> Result<Vec<String>, String> {
+pub fn topic_list(body: &[u8]) -> Result<Vec<String>, DecodeError> {
     if body.is_empty() {
         return Ok(Vec::new());
     }
@@ -119,7 +130,7 @@ pub fn topic_list(body: &[u8]) -> Result<Vec<String>, String> {
 }
 
 /// `KVTable` (219).
-pub fn kv_table(body: &[u8]) -> Result<BTreeMap<String, String>, String> {
+pub fn kv_table(body: &[u8]) -> Result<BTreeMap<String, String>, DecodeError> {
     if body.is_empty() {
         return Ok(BTreeMap::new());
     }
@@ -146,6 +157,14 @@ mod tests {
         assert_eq!(info.cluster_addr_table[&Arc::from("C")], vec![Arc::from("broker-a")]);
         assert_eq!(topic_list(br#"{"topicList":["b","a","b"]}"#).unwrap(), vec!["a", "b"]);
         assert_eq!(kv_table(br#"{"table":{"k":"v"}}"#).unwrap()["k"], "v");
-        assert!(topic_route(b"[1]").is_err());
+        assert_eq!(topic_route(b"[1]"), Err(DecodeError::NotAnObject { what: "topic route" }));
+    }
+
+    #[test]
+    fn errors_name_the_body_and_the_fault() {
+        assert!(matches!(kv_table(b"{"), Err(DecodeError::Json { what: "KV table", .. })));
+        let e = cluster_info(br#"{"brokerAddrTable":{"b":{"brokerAddrs":{"x":"h:1"}}}}"#).unwrap_err();
+        assert_eq!(e, DecodeError::BrokerId { id: "x".into() });
+        assert_eq!(e.to_string(), r#"broker id "x" is not a number"#);
     }
 }

@@ -55,7 +55,7 @@ fn list(ctx: &Ctx, namespace: &str) -> Result<Output, CliError> {
     let table = ctx.read(|client| {
         let cmd = client.cmd(RequestCode::GET_KVLIST_BY_NAMESPACE).with_ext("namespace", namespace);
         let resp = call(client, cmd)?;
-        decode::kv_table(&resp.body).map_err(|e| bad_body(client, e))
+        decode::kv_table(&resp.body).map_err(|e| bad_body(client, e.to_string()))
     })?;
     if ctx.json {
         return Ok(Output::json(&serde_json::json!({ "namespace": namespace, "table": table })));

@@ -12,7 +12,7 @@ use super::{bad_body, broker_json, call, decode, perm_cell, queue_json, CliError
 pub(super) fn fetch_route(client: &mut Client, topic: &str) -> Result<Option<TopicRouteData>, CliError> {
     let cmd = client.cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", topic);
     match call(client, cmd) {
-        Ok(resp) => decode::topic_route(&resp.body).map(Some).map_err(|e| bad_body(client, e)),
+        Ok(resp) => decode::topic_route(&resp.body).map(Some).map_err(|e| bad_body(client, e.to_string())),
         Err(CliError::Server { code: ResponseCode::TOPIC_NOT_EXIST, .. }) => Ok(None),
         Err(e) => Err(e),
     }
@@ -22,7 +22,7 @@ pub(super) fn fetch_route(client: &mut Client, topic: &str) -> Result<Option<Top
 pub(super) fn fetch_topics(client: &mut Client) -> Result<Vec<String>, CliError> {
     let cmd = client.cmd(RequestCode::GET_ALL_TOPIC_LIST_FROM_NAMESERVER);
     let resp = call(client, cmd)?;
-    decode::topic_list(&resp.body).map_err(|e| bad_body(client, e))
+    decode::topic_list(&resp.body).map_err(|e| bad_body(client, e.to_string()))
 }
 
 pub(super) fn route(ctx: &Ctx, topic: &str) -> Result<Output, CliError> {

@@ -31,6 +31,23 @@ pub enum ReadOutcome {
     Decode,
 }
 
+/// Why a sniffing connection is closed after its first bytes; the reactor logs it with the peer.
+#[derive(Debug, thiserror::Error)]
+pub enum SniffError {
+    #[error("plain connection while tls.server.mode=enforcing")]
+    PlainWhileEnforcing,
+    #[error("TLS handshake while tls.server.mode=disabled")]
+    TlsWhileDisabled,
+    #[error("TLS handshake but no TLS context could be built")]
+    NoTlsContext,
+    #[error("TLS session: {0}")]
+    Session(#[source] rustls::Error),
+    #[error("TLS read: {0}")]
+    Read(#[source] io::Error),
+    #[error("TLS: {0}")]
+    Tls(#[source] rustls::Error),
+}
+
 pub enum Transport {
     /// Plain remoting frames: outbound connections, and inbound ones whose first byte was not a TLS handshake.
     Plain,
@@ -49,7 +66,7 @@ impl Transport {
     /// Called after a plain read: on the first bytes of a sniffing connection, decides what it is. Bytes of a TLS
     /// handshake move out of `input` into a new session (whose plaintext, if any, comes back into `input`).
     /// `Err` = close the connection, with the reason.
-    pub fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), String> {
+    pub fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), SniffError> {
         let Transport::Sniff(setup) = self else {
             return Ok(());
         };
@@ -58,23 +75,23 @@ impl Transport {
         };
         if first != HANDSHAKE_RECORD {
             if setup.mode == TlsMode::Enforcing {
-                return Err("plain connection while tls.server.mode=enforcing".into());
+                return Err(SniffError::PlainWhileEnforcing);
             }
             *self = Transport::Plain;
             return Ok(());
         }
         let server = match (setup.mode, &setup.server) {
-            (TlsMode::Disabled, _) => return Err("TLS handshake while tls.server.mode=disabled".into()),
-            (_, None) => return Err("TLS handshake but no TLS context could be built".into()),
+            (TlsMode::Disabled, _) => return Err(SniffError::TlsWhileDisabled),
+            (_, None) => return Err(SniffError::NoTlsContext),
             (_, Some(server)) => server.clone(),
         };
-        let mut tls = Box::new(ServerConnection::new(server).map_err(|e| format!("TLS session: {e}"))?);
+        let mut tls = Box::new(ServerConnection::new(server).map_err(SniffError::Session)?);
         let ciphertext = input.split();
         let mut rest = &ciphertext[..];
         while !rest.is_empty() {
             // Reading from a slice cannot block; each call takes at most one buffer's worth.
-            tls.read_tls(&mut rest).map_err(|e| format!("TLS read: {e}"))?;
-            decrypt(&mut tls, input).map_err(|e| format!("TLS: {e}"))?;
+            tls.read_tls(&mut rest).map_err(SniffError::Read)?;
+            decrypt(&mut tls, input).map_err(SniffError::Tls)?;
         }
         *self = Transport::Tls(tls);
         Ok(())
@@ -152,4 +169,24 @@ pub fn flush_tls(tls: &mut ServerConnection, stream: &mut TcpStream, output: &mu
         }
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sniff(mode: TlsMode, first: u8) -> (Transport, Result<(), SniffError>) {
+        let mut t = Transport::Sniff(Arc::new(TlsSetup { mode, server: None }));
+        let r = t.sniffed(&mut BytesMut::from(&[first, 0, 0, 0][..]));
+        (t, r)
+    }
+
+    #[test]
+    fn sniffing_refusals_say_which_rule() {
+        assert!(matches!(sniff(TlsMode::Enforcing, 0), (_, Err(SniffError::PlainWhileEnforcing))));
+        assert!(matches!(sniff(TlsMode::Permissive, 0), (Transport::Plain, Ok(()))));
+        assert!(matches!(sniff(TlsMode::Disabled, HANDSHAKE_RECORD), (_, Err(SniffError::TlsWhileDisabled))));
+        let (_, e) = sniff(TlsMode::Permissive, HANDSHAKE_RECORD);
+        assert_eq!(e.unwrap_err().to_string(), "TLS handshake but no TLS context could be built");
+    }
 }

@@ -337,7 +337,8 @@ impl Writer {
         for (origin, mut outcome, audit) in pending {
             if let Err(e) = &durable {
                 if is_durable(origin.request.code) {
-                    outcome = Outcome::NotDurable(e.clone());
+                    // The remark travels as text: the reply carries only a string.
+                    outcome = Outcome::NotDurable(e.to_string());
                 }
             }
             if let Some(a) = audit {
@@ -492,26 +493,26 @@ impl Writer {
     /// changes are rolled back and its KV/config requests get SYSTEM_ERROR: nothing is half-applied.
     /// If the KV file was written and the config file then fails, the KV file is written back as it was
     /// (`kv_before`): a KV change answered as failed must not be on disk.
-    fn make_durable(&self, dirty: &Dirty, kv_before: &KvTable) -> Result<(), String> {
+    fn make_durable(&self, dirty: &Dirty, kv_before: &KvTable) -> Result<(), DurableError> {
         if dirty.kv {
             let path = PathBuf::from(&self.config.kv_config_path);
-            persist::save_kv(&path, &self.kv).map_err(|e| {
-                warn!(path = %path.display(), error = %e, "cannot persist KV config");
-                format!("persist KV config to {} failed: {e}", path.display())
-            })?;
+            if let Err(source) = persist::save_kv(&path, &self.kv) {
+                warn!(path = %path.display(), error = %source, "cannot persist KV config");
+                return Err(DurableError::Kv { path, source });
+            }
         }
         if dirty.config {
             let path = PathBuf::from(&self.config.config_store_path);
             // Escaped: a value is one value of one line, whatever it holds (a raw line break would be a new key).
-            if let Err(e) = persist::save_atomic(&path, self.config.file_text().as_bytes()) {
-                warn!(path = %path.display(), error = %e, "cannot persist config");
+            if let Err(source) = persist::save_atomic(&path, self.config.file_text().as_bytes()) {
+                warn!(path = %path.display(), error = %source, "cannot persist config");
                 if dirty.kv {
                     let kv_path = PathBuf::from(&self.config.kv_config_path);
                     if let Err(e) = persist::save_kv(&kv_path, kv_before) {
                         tracing::error!(path = %kv_path.display(), error = %e, "cannot restore the KV file after a failed config save; it holds changes that were answered as failed");
                     }
                 }
-                return Err(format!("persist config to {} failed: {e}", path.display()));
+                return Err(DurableError::Config { path, source });
             }
         }
         Ok(())
@@ -543,6 +544,16 @@ impl Writer {
         }
         self.removals.push_back(removal);
     }
+}
+
+/// Why a batch's KV or config change could not be made durable. The message is the remark of the SYSTEM_ERROR the
+/// batch's KV/config requests get, and names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum DurableError {
+    #[error("persist KV config to {} failed: {source}", .path.display())]
+    Kv { path: PathBuf, source: std::io::Error },
+    #[error("persist config to {} failed: {source}", .path.display())]
+    Config { path: PathBuf, source: std::io::Error },
 }
 
 /// What the audit trail will say about one applied write.

@@ -62,6 +62,9 @@ fn a_failed_config_save_takes_the_batchs_kv_write_back_off_disk() {
         .collect();
     assert_eq!(outcomes.len(), 2);
     assert!(outcomes.iter().all(|o| matches!(o, Outcome::NotDurable(_))), "{outcomes:?}");
+    // DurableError::Config: the remark names the config file, not the KV file that was written.
+    let says = format!("persist config to {} failed", blocked.display());
+    assert!(outcomes.iter().all(|o| matches!(o, Outcome::NotDurable(r) if r.starts_with(&says))), "{outcomes:?}");
     let on_disk = crate::persist::load_kv(&dir.path().join("kvConfig.json")).unwrap();
     assert_eq!(on_disk.get("NS", "k"), None, "a KV write answered as failed is on disk");
     let snap = writer.cell.load();
