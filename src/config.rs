@@ -299,8 +299,8 @@ config_table! {
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("cannot parse config file {path}: {reason}")]
-    Parse { path: PathBuf, reason: String },
+    #[error("cannot parse config file {path}: {source}")]
+    Parse { path: PathBuf, source: props::PropsError },
     /// Refused at load rather than ignored like Java's unparsable values: see `from_file`.
     #[error("invalid adminAllowList in config file {path}: {source}")]
     AllowList { path: PathBuf, source: crate::allow_list::AllowListError },
@@ -318,7 +318,7 @@ impl Config {
     /// (Java ignores both silently), and `configStorePath` becomes the file's path (Java does the same).
     pub fn from_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-        let pairs = props::parse(&text).map_err(|reason| ConfigError::Parse { path: path.into(), reason })?;
+        let pairs = props::parse(&text).map_err(|source| ConfigError::Parse { path: path.into(), source })?;
         // Unlike Java's ignored unparsable values, a bad allow-list stops start-up: ignoring it would silently
         // leave every peer allowed to write.
         for (_, v) in pairs.iter().filter(|(k, _)| k == "adminAllowList") {

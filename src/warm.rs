@@ -21,30 +21,45 @@ pub fn encode(regs: &[RegisterBroker]) -> Vec<u8> {
     out.to_vec()
 }
 
+/// Why the warm-restart file could not be replayed; the writer then starts empty.
+#[derive(Debug, thiserror::Error)]
+pub enum WarmError {
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("registration {at} cannot be applied: {source}")]
+    Registration { at: usize, source: broker::RegisterError },
+    #[error("truncated after {0} registrations")]
+    Truncated(usize),
+    #[error("{source} after {at} registrations")]
+    Frame { at: usize, source: frame::FrameError },
+}
+
 /// Reads the registrations back; the first broken frame ends the file (a torn write loses only its tail).
-pub fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, String> {
+pub fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
     let mut buf = BytesMut::from(bytes);
     let mut out = Vec::new();
     loop {
         match frame::decode(&mut buf, max_frame) {
             Ok(Some(cmd)) => {
-                if let Some(r) = broker::decode_register(&cmd, max_inflated).map_err(|e| e.to_string())? {
+                let decoded = broker::decode_register(&cmd, max_inflated)
+                    .map_err(|source| WarmError::Registration { at: out.len(), source })?;
+                if let Some(r) = decoded {
                     out.push(r);
                 }
             }
             Ok(None) if buf.is_empty() => return Ok(out),
-            Ok(None) => return Err(format!("truncated after {} registrations", out.len())),
-            Err(e) => return Err(format!("{e} after {} registrations", out.len())),
+            Ok(None) => return Err(WarmError::Truncated(out.len())),
+            Err(source) => return Err(WarmError::Frame { at: out.len(), source }),
         }
     }
 }
 
 /// Loads the file if there is one; `Ok(empty)` when missing.
-pub fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, String> {
+pub fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
     match std::fs::read(path) {
         Ok(bytes) => decode(&bytes, max_frame, max_inflated),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(WarmError::Read(e)),
     }
 }
 

@@ -217,8 +217,13 @@ struct SyncState {
     replicas: Vec<Replica>,
 }
 
-fn sync_states(body: &[u8]) -> Result<Vec<SyncState>, String> {
-    let v = json::parse(body).map_err(|e| format!("cannot read the SyncStateSet data: {e}"))?;
+/// The SyncStateSet answer (1006) was no JSON.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the SyncStateSet data: {0}")]
+struct SyncStateError(#[source] json::JsonError);
+
+fn sync_states(body: &[u8]) -> Result<Vec<SyncState>, SyncStateError> {
+    let v = json::parse(body).map_err(SyncStateError)?;
     let long = |v: &Value, k: &str| v.get(k).and_then(Value::as_i64);
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(|s| s.into_owned()).unwrap_or_default();
     let mut out = Vec::new();
@@ -264,7 +269,7 @@ pub(super) fn sync_state_set(ctx: &Ctx, args: &SyncStateArgs) -> Result<Output, 
     let body = serde_json::to_vec(&names).unwrap_or_default();
     let cmd = client.cmd(C::CONTROLLER_GET_SYNC_STATE_DATA).with_body(body);
     let resp = call(&mut client, cmd)?;
-    let groups = sync_states(&resp.body).map_err(|e| bad_body(&client, e))?;
+    let groups = sync_states(&resp.body).map_err(|e| bad_body(&client, e.to_string()))?;
     let unknown: Vec<&String> = names.iter().filter(|n| !groups.iter().any(|g| &g.name == *n)).collect();
     let code = u8::from(!unknown.is_empty());
 

@@ -3,15 +3,20 @@
 
 use std::borrow::Cow;
 
+/// Text the properties grammar refuses (a lone surrogate escape, a malformed `\u` escape), with the reader's words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PropsError(#[source] java_properties::PropertiesError);
+
 /// Parses properties text into (key, value) pairs in file order (later duplicates win when looked up).
-pub fn parse(text: &str) -> Result<Vec<(String, String)>, String> {
+pub fn parse(text: &str) -> Result<Vec<(String, String)>, PropsError> {
     let prepared = prepare(text);
     let mut pairs = Vec::new();
     // UTF-8: `prepare` leaves only ASCII and characters outside the BMP, and never a leading BOM (U+FEFF is escaped),
     // so the decoder's BOM sniffing cannot eat a character.
     java_properties::PropertiesIter::new_with_encoding(prepared.as_bytes(), encoding_rs::UTF_8)
         .read_into(|k, v| pairs.push((k, v)))
-        .map_err(|e| e.to_string())?;
+        .map_err(PropsError)?;
     Ok(pairs)
 }
 
