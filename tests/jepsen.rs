@@ -9,7 +9,9 @@
 //!
 //! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new
 //! faults are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of
-//! the master broker from the controllers. Needs root (namespaces) and nftables. docs/reliability.md.
+//! the master broker from the controllers; `JEPSEN_CONTROLLERS=java` runs three Java 5.5.0 controllers (DLedger)
+//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison. Needs
+//! root (namespaces) and nftables. docs/reliability.md.
 
 mod support;
 
@@ -30,7 +32,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use cluster::{JavaBroker, OurProc, CLUSTER, CTL_PORT, NS_PORT};
+use cluster::{JavaBroker, Proc, CLUSTER, CTL_PORT, NS_PORT};
 use history::Event;
 use namesrv::protocol::code::ControllerRequestCode as C;
 use net::Net;
@@ -114,9 +116,9 @@ impl Nemesis {
 
 /// Everything the run made. Fields drop in order: the processes go before the network they live in.
 struct World {
-    nodes: Vec<OurProc>,
+    nodes: Vec<Proc>,
     brokers: Vec<JavaBroker>,
-    ns: OurProc,
+    ns: Proc,
     log: Log,
     t0: Instant,
     net: Net,
@@ -336,14 +338,27 @@ fn env_u64(key: &str, default: u64) -> u64 {
     }
 }
 
+/// Whose controllers run: `JEPSEN_CONTROLLERS=java` for Java 5.5.0's, anything else (or unset) for ours.
+fn java_controllers() -> bool {
+    match std::env::var("JEPSEN_CONTROLLERS") {
+        Ok(v) if v == "java" => true,
+        Ok(v) if v.is_empty() || v == "ours" => false,
+        Ok(v) => panic!("JEPSEN_CONTROLLERS={v}: expected `ours` or `java`"),
+        Err(_) => false,
+    }
+}
+
 #[test]
 fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     let _serial = serial();
     let seed = env_u64("JEPSEN_SEED", 48);
     let seconds = env_u64("JEPSEN_SECONDS", 100);
+    let java = java_controllers();
+    let who = if java { "java" } else { "ours" };
     let t0 = Instant::now();
-    step(t0, &format!("seed {seed}, faults for {seconds} s: {:?}", nemeses()));
-    let lib = support::java::fetch(support::java::JAVA_5X, &["broker"]);
+    step(t0, &format!("seed {seed}, controllers {who}, faults for {seconds} s: {:?}", nemeses()));
+    // The namesrv artifact brings rocketmq-controller (and DLedger) for Java's controllers.
+    let lib = support::java::fetch(support::java::JAVA_5X, if java { &["broker", "namesrv"] } else { &["broker"] });
     let dir = tempfile::Builder::new().prefix("jepsen-").tempdir().expect("temp dir");
 
     let hosts = [("n0", 10), ("n1", 11), ("n2", 12), ("b0", 20), ("b1", 21), ("ns", 30)];
@@ -351,12 +366,15 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     let peers: Vec<String> =
         ["n0", "n1", "n2"].iter().map(|n| format!("{n}-{}:{CTL_PORT}", net.host(n).addr)).collect();
     let peers = peers.join(";");
-    let nodes: Vec<OurProc> = ["n0", "n1", "n2"]
+    let nodes: Vec<Proc> = ["n0", "n1", "n2"]
         .iter()
-        .map(|n| OurProc::controller(n, net.host(n).clone(), &peers, &dir.path().join(n)))
+        .map(|n| match java {
+            true => Proc::java_controller(n, net.host(n).clone(), &peers, &dir.path().join(n), &lib),
+            false => Proc::controller(n, net.host(n).clone(), &peers, &dir.path().join(n)),
+        })
         .collect();
     let controllers: Vec<String> = nodes.iter().map(|n| n.addr().to_string()).collect();
-    let ns = OurProc::name_server(net.host("ns").clone(), &dir.path().join("ns"));
+    let ns = Proc::name_server(net.host("ns").clone(), &dir.path().join("ns"));
     let nsaddr = SocketAddr::from((net.host("ns").addr, NS_PORT)).to_string();
     let brokers: Vec<JavaBroker> = ["b0", "b1"]
         .iter()
@@ -389,7 +407,8 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
 
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("jepsen");
     std::fs::create_dir_all(&out).expect("mkdir target/tmp/jepsen");
-    let file = out.join(format!("history-{seed}.jsonl"));
+    // Ours keep the name the docs cite; Java's runs get their own file, so neither overwrites the other.
+    let file = out.join(if java { format!("history-{seed}-java.jsonl") } else { format!("history-{seed}.jsonl") });
     let _history = HistoryFile { log: w.log.clone(), path: file.clone() };
     let mut rec =
         Recorder::start(&w.log, &w.nodes.iter().map(|n| (n.name.clone(), n.addr())).collect::<Vec<_>>(), w.ns.addr());
@@ -445,12 +464,38 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     std::fs::write(&file, history::to_json_lines(&events)).expect("write history");
 
     let mut report = checker::check(&events, RECOVERY_BOUND.as_millis() as u64);
+    // Followers' answers are outside the rules (history.rs); how many there were, and what rules 1–4 would say
+    // of them read as if from a leader, is worth knowing when comparing Java's controllers with ours.
+    let follower_reads = events.iter().filter(|e| matches!(e, Event::FollowerRead(_))).count();
+    if follower_reads > 0 {
+        let as_leader: Vec<Event> = events
+            .iter()
+            .map(|e| match e {
+                Event::FollowerRead(r) => Event::Replica(r.clone()),
+                e => e.clone(),
+            })
+            .collect();
+        let all = checker::check(&as_leader, RECOVERY_BOUND.as_millis() as u64);
+        let extra = all.violations.len().saturating_sub(report.violations.len());
+        step(
+            t0,
+            &format!("{follower_reads} answers of 1004 by followers; counted as reads, they add {extra} violations"),
+        );
+    }
     checker::check_messages(&acked, &read, &mut report);
     let mut counts: BTreeMap<Nemesis, usize> = BTreeMap::new();
     for n in &ran {
         *counts.entry(*n).or_default() += 1;
     }
-    step(t0, &format!("history: {} events, {} reads of the leader, in {}", events.len(), report.reads, file.display()));
+    step(
+        t0,
+        &format!(
+            "controllers {who}: {} events, {} reads of the leader, in {}",
+            events.len(),
+            report.reads,
+            file.display()
+        ),
+    );
     eprintln!("| nemesis | runs | violations | time to master after heal p50 / max |");
     for (n, count) in &counts {
         let stats = report.recovery_stats(Some(n.name()));

@@ -27,9 +27,9 @@ fn signal(pid: u32, signal: &str) {
     assert!(ok, "kill -{signal} {pid}");
 }
 
-/// A program of ours (`mqnamesrv`, as a controller node or a name server) in a namespace, started again on the
-/// same files after a kill.
-pub struct OurProc {
+/// A controller node or a name server in a namespace, started again on the same files after a kill: `mqnamesrv`
+/// of ours, or Java 5.5.0's stand-alone controller (`JEPSEN_CONTROLLERS=java`, for the side-by-side runs).
+pub struct Proc {
     pub name: String,
     pub host: Host,
     port: u16,
@@ -39,11 +39,17 @@ pub struct OurProc {
     props: Vec<(String, String)>,
     proc: Option<Managed>,
     starts: u32,
+    /// Java's classpath (`lib/`) when this is a Java controller; `None` for a program of ours.
+    java_lib: Option<PathBuf>,
 }
 
-impl OurProc {
+/// How long a node may take to accept connections: a cold JVM on two busy cores takes several seconds.
+const START_OURS: Duration = Duration::from_secs(30);
+const START_JAVA: Duration = Duration::from_secs(90);
+
+impl Proc {
     /// A controller node `name` (`n0`…) of the group `peers` (`n0-ip:port;…`), files under `dir`.
-    pub fn controller(name: &str, host: Host, peers: &str, dir: &Path) -> OurProc {
+    pub fn controller(name: &str, host: Host, peers: &str, dir: &Path) -> Proc {
         let props = [
             ("controllerDLegerGroup", "group1".to_string()),
             ("controllerDLegerPeers", peers.to_string()),
@@ -53,8 +59,28 @@ impl OurProc {
         Self::new(name, host, CTL_PORT, dir, &["controller"], &props)
     }
 
+    /// Java 5.5.0's `ControllerStartup` (DLedger, the default `controllerType`) as node `name` of `peers`, with
+    /// the same group, ids and addresses as ours: the brokers, the recorder and the nemeses address it the same
+    /// way. It serves the brokers on its DLedger address (controller-protocol.md §1), so `listenPort`, which only
+    /// its unused second server binds, is moved off `CTL_PORT`.
+    pub fn java_controller(name: &str, host: Host, peers: &str, dir: &Path, lib: &Path) -> Proc {
+        prepare_rocketmq_home(dir);
+        let props = [
+            ("controllerDLegerGroup", "group1".to_string()),
+            ("controllerDLegerPeers", peers.to_string()),
+            ("controllerDLegerSelfId", name.to_string()),
+            ("controllerStorePath", dir.join("store").display().to_string()),
+            ("listenPort", (CTL_PORT + 1).to_string()),
+            // 10 MiB DLedger files instead of 1 GiB: the disk and page cache are shared.
+            ("mappedFileSize", "10485760".to_string()),
+        ];
+        let mut p = Self::new(name, host, CTL_PORT, dir, &[], &props);
+        p.java_lib = Some(lib.to_path_buf());
+        p
+    }
+
     /// The name server the brokers register with and the recorder reads routes from.
-    pub fn name_server(host: Host, dir: &Path) -> OurProc {
+    pub fn name_server(host: Host, dir: &Path) -> Proc {
         let props = [
             ("listenPort", NS_PORT.to_string()),
             ("bindAddress", host.addr.to_string()),
@@ -63,9 +89,9 @@ impl OurProc {
         Self::new("namesrv", host, NS_PORT, dir, &[], &props)
     }
 
-    fn new(name: &str, host: Host, port: u16, dir: &Path, args: &[&str], props: &[(&str, String)]) -> OurProc {
+    fn new(name: &str, host: Host, port: u16, dir: &Path, args: &[&str], props: &[(&str, String)]) -> Proc {
         std::fs::create_dir_all(dir).expect("mkdir");
-        OurProc {
+        Proc {
             name: name.to_string(),
             host,
             port,
@@ -74,6 +100,7 @@ impl OurProc {
             props: props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
             proc: None,
             starts: 0,
+            java_lib: None,
         }
     }
 
@@ -91,17 +118,40 @@ impl OurProc {
         self.starts += 1;
         let file = self.dir.join("node.properties");
         crate::support::write_properties(&file, &self.props);
-        let mut cmd = self.host.command(env!("CARGO_BIN_EXE_mqnamesrv"));
-        cmd.arg("-c").arg(&file).args(&self.args).current_dir(&self.dir).env("HOME", &self.dir);
-        if std::env::var_os("RUST_LOG").is_none() {
-            cmd.env("RUST_LOG", "info");
-        }
+        let cmd = match &self.java_lib {
+            None => {
+                let mut cmd = self.host.command(env!("CARGO_BIN_EXE_mqnamesrv"));
+                cmd.arg("-c").arg(&file).args(&self.args).current_dir(&self.dir).env("HOME", &self.dir);
+                if std::env::var_os("RUST_LOG").is_none() {
+                    cmd.env("RUST_LOG", "info");
+                }
+                cmd
+            }
+            Some(lib) => {
+                let mut cmd = self.host.command("java");
+                cmd.args(jvm_args(
+                    crate::support::java::JAVA_5X,
+                    &self.dir,
+                    &["-Xms64m", "-Xmx192m", "-XX:MaxDirectMemorySize=128m", "-XX:TieredStopAtLevel=1"],
+                ))
+                .arg("-cp")
+                .arg(format!("{}:{}/*", self.dir.join("conf").display(), lib.display()))
+                .arg("org.apache.rocketmq.controller.ControllerStartup")
+                .arg("-c")
+                .arg(&file)
+                .current_dir(&self.dir)
+                // ControllerStartup exits without ROCKETMQ_HOME.
+                .env("ROCKETMQ_HOME", &self.dir)
+                .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+                cmd
+            }
+        };
         let log = self.log_path();
         if let Ok(mut f) = std::fs::File::options().create(true).append(true).open(&log) {
             let _ = std::io::Write::write_all(&mut f, format!("=== start #{} ===\n", self.starts).as_bytes());
         }
         let mut p = Managed::spawn(&format!("{} ({})", self.name, self.host.ns), cmd, &log);
-        p.wait_accepting(self.addr(), Duration::from_secs(30));
+        p.wait_accepting(self.addr(), if self.java_lib.is_some() { START_JAVA } else { START_OURS });
         self.proc = Some(p);
     }
 

@@ -24,6 +24,10 @@ pub struct Replica {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
     Replica(Replica),
+    /// 1004 answered SUCCESS by a node whose 1005 just before said it does not lead. Ours never do (followers
+    /// answer 2007); Java's DLedger followers may answer from their own copy of the state. Kept out of rules 1–4:
+    /// a broker reads 1004 only from the node 1005 names leader, and the rules are about what brokers can see.
+    FollowerRead(Replica),
     /// 1005 from one node: whom it names leader, and whether it says it leads.
     Meta {
         node: String,
@@ -60,7 +64,7 @@ impl Event {
     /// The time the event is ordered by (a read's answer time).
     pub fn at_ms(&self) -> u64 {
         match self {
-            Event::Replica(r) => r.recv_ms,
+            Event::Replica(r) | Event::FollowerRead(r) => r.recv_ms,
             Event::Meta { at_ms, .. }
             | Event::NoAnswer { at_ms, .. }
             | Event::Route { at_ms, .. }

@@ -155,25 +155,30 @@ impl Drop for Recorder {
 
 fn poll_controller(log: &Log, node: &str, addr: SocketAddr) {
     let at_ms = log.now_ms();
-    match ask(addr, C::CONTROLLER_GET_METADATA_INFO, &[], TIMEOUT) {
-        Some(r) if r.code == 0 => log.push(Event::Meta {
-            node: node.to_string(),
-            at_ms,
-            leader: r.ext("controllerLeaderId").map(str::to_owned),
-            is_leader: r.ext("isLeader") == Some("true"),
-        }),
+    let leads = match ask(addr, C::CONTROLLER_GET_METADATA_INFO, &[], TIMEOUT) {
+        Some(r) if r.code == 0 => {
+            let is_leader = r.ext("isLeader") == Some("true");
+            log.push(Event::Meta {
+                node: node.to_string(),
+                at_ms,
+                leader: r.ext("controllerLeaderId").map(str::to_owned),
+                is_leader,
+            });
+            is_leader
+        }
         other => {
             let what = other.map_or("1005: no answer".to_string(), |r| format!("1005: code {}", r.code));
             log.push(Event::NoAnswer { node: node.to_string(), at_ms, what });
             return;
         }
-    }
+    };
     let sent_ms = log.now_ms();
-    // A follower answers 2007 (reads are served by the leader only): nothing to record.
+    // Our followers answer 2007 (reads are served by the leader only): nothing to record. Java's followers may
+    // answer from their own state: recorded apart (history.rs, `FollowerRead`).
     if let Some(r) = replica_info(addr) {
         let recv_ms = log.now_ms();
         if let Some(replica) = parse_replica(node, sent_ms, recv_ms, &r) {
-            log.push(Event::Replica(replica));
+            log.push(if leads { Event::Replica(replica) } else { Event::FollowerRead(replica) });
         }
     }
 }
