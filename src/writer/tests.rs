@@ -1,6 +1,7 @@
 //! The writer driven directly, one batch at a time: what must hold whatever the reactors' timing.
 
 use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -136,4 +137,348 @@ fn a_new_writer_removes_stale_temp_files_of_the_config_file() {
     let _writer = writer_in(dir.path(), &file);
     assert!(!dir.path().join("namesrv.properties.tmp.4242.0").exists());
     assert!(dir.path().join("namesrv.properties.tmp.4242").exists() && dir.path().join("other.tmp.1.1").exists());
+}
+
+// The writer's rules, one test each: what a batch applies and in which order, when it publishes, and when the
+// replies go. Each would fail if its rule were broken; none waits on a timer.
+
+/// A writer with `reactors` reactor links, the inbox of each given by `inboxes` (so a test can make one a rendezvous
+/// channel), its clock, and the feed on.
+struct Rig {
+    writer: Writer,
+    clock: Arc<ManualClock>,
+    feed: Arc<crate::feed::Feed>,
+    _polls: Vec<mio::Poll>,
+}
+
+fn rig(dir: &Path, inboxes: Vec<crossbeam_channel::Sender<Completion>>) -> Rig {
+    let config = Arc::new(Config {
+        kv_config_path: dir.join("kvConfig.json").to_string_lossy().into_owned(),
+        config_store_path: dir.join("namesrv.properties").to_string_lossy().into_owned(),
+        ..Config::default()
+    });
+    let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(Default::default(), config.clone())));
+    // One `Poll` per reactor link, as each reactor has its own (a `Poll` takes one `Waker`).
+    let polls: Vec<mio::Poll> = inboxes.iter().map(|_| mio::Poll::new().unwrap()).collect();
+    let links = inboxes
+        .into_iter()
+        .zip(&polls)
+        .map(|(inbox, poll)| ReactorLink {
+            inbox,
+            waker: Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).unwrap()),
+        })
+        .collect();
+    let clock = ManualClock::new(0);
+    let feed = Arc::new(crate::feed::Feed::new(1 << 15, 0));
+    let writer =
+        Writer::new(Default::default(), config, cell, links, clock.clone(), Default::default()).with_feed(feed.clone());
+    Rig { writer, clock, feed, _polls: polls }
+}
+
+/// A rig with one reactor whose inbox the test reads.
+fn one_reactor(dir: &Path) -> (Rig, crossbeam_channel::Receiver<Completion>) {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    (rig(dir, vec![tx]), rx)
+}
+
+const CONN: ConnId = ConnId { reactor: 0, token: 1, gen: 1 };
+
+/// `op` as request `code` with `opaque`, from `conn`.
+fn command_from(conn: ConnId, code: i32, opaque: i32, op: WriteOp) -> WriteCommand {
+    let req = RemotingCommand::request(code, opaque);
+    WriteCommand {
+        origin: Origin::new(conn, &req, std::net::Ipv4Addr::LOCALHOST.into(), None),
+        op,
+        bytes: 0,
+        decoded_with: None,
+    }
+}
+
+/// Broker `name` of cluster `c` at `name:10911` registering `topics` on `conn`.
+fn registration(conn: ConnId, opaque: i32, name: &str, topics: &[&str]) -> WriteCommand {
+    let mut reg = crate::state::routes::test_util::reg("c", name, 0, &format!("{name}:10911"), topics, 1);
+    reg.conn = Some(conn);
+    let op = WriteOp::RegisterBroker(Box::new(reg), RegisterBody::Decoded { mark: None, version: 0 });
+    command_from(conn, RequestCode::REGISTER_BROKER, opaque, op)
+}
+
+fn unregistration(conn: ConnId, opaque: i32, name: &str) -> WriteCommand {
+    let u = crate::state::routes::test_util::unreg("c", name, 0, &format!("{name}:10911"));
+    command_from(conn, RequestCode::UNREGISTER_BROKER, opaque, WriteOp::UnregisterBroker(u))
+}
+
+fn heartbeat(conn: ConnId, opaque: i32, name: &str) -> WriteCommand {
+    let op = WriteOp::BrokerHeartbeat { cluster: "c".into(), addr: format!("{name}:10911") };
+    command_from(conn, RequestCode::BROKER_HEARTBEAT, opaque, op)
+}
+
+fn published_topics(writer: &Writer) -> Vec<String> {
+    writer.cell.load().routes.topic_names().map(|t| t.to_string()).collect()
+}
+
+/// The opaques of the `Done` completions in `inbox`, in the order they were sent.
+fn replied(inbox: &crossbeam_channel::Receiver<Completion>) -> Vec<i32> {
+    inbox
+        .try_iter()
+        .filter_map(|c| match c {
+            Completion::Done { request, .. } => Some(request.opaque),
+            _ => None,
+        })
+        .collect()
+}
+
+fn feed_changes(feed: &crate::feed::Feed) -> Vec<crate::feed::Change> {
+    match feed.read(0, usize::MAX) {
+        crate::feed::Read::Events(events) => events.iter().map(|e| e.change.clone()).collect(),
+        other => panic!("the feed lost events: {other:?}"),
+    }
+}
+
+/// Invariant 1: a reply leaves only once the snapshot holding its effect is published, and once the change is in
+/// the feed. Reactor 1's inbox is a rendezvous channel, so the writer, having handed reactor 0 its reply, stops
+/// there until the test takes reactor 1's: whatever it had not done before the first reply, it has still not done
+/// when the test looks.
+#[test]
+fn a_reply_leaves_only_after_the_publish_and_the_feed_hold_its_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let (to_0, inbox_0) = crossbeam_channel::unbounded();
+    let (to_1, inbox_1) = crossbeam_channel::bounded(0);
+    let Rig { writer, feed, .. } = rig(dir.path(), vec![to_0, to_1]);
+    let cell = writer.cell.clone();
+    let before = cell.load().generation;
+    let on_1 = ConnId { reactor: 1, token: 1, gen: 1 };
+    let mut batch = vec![registration(CONN, 1, "b1", &["t1", "t2"]), heartbeat(on_1, 2, "b1")];
+    let mut writer = writer;
+    let applying = std::thread::spawn(move || {
+        writer.apply_batch(&mut batch, &mut Vec::new(), false);
+        writer
+    });
+
+    let first = inbox_0.recv().unwrap();
+    // Looked at while the writer waits to hand over the second reply; asserted once it is free again.
+    let snapshot = cell.load_full();
+    let in_feed = feed_changes(&feed);
+    let second = inbox_1.recv().unwrap();
+    applying.join().unwrap();
+
+    assert!(matches!(first, Completion::Done { request, .. } if request.opaque == 1));
+    assert!(matches!(second, Completion::Done { request, .. } if request.opaque == 2));
+    assert!(snapshot.generation > before, "a reply left before its publish");
+    let names: Vec<String> = snapshot.routes.topic_names().map(|t| t.to_string()).collect();
+    assert_eq!(names, ["t1", "t2"], "the snapshot published before the reply lacks the registration");
+    assert!(
+        in_feed
+            .iter()
+            .any(|c| matches!(c, crate::feed::Change::BrokerRegistered { broker_name, .. } if broker_name == "b1")),
+        "a reply left before its change was in the feed: {in_feed:?}"
+    );
+}
+
+/// The commands of one batch are applied in the order they arrived, and their replies go in that order: register,
+/// unregister, register again with other topics leaves the last registration's topics.
+#[test]
+fn a_batch_is_applied_and_answered_in_arrival_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, .. }, inbox) = one_reactor(dir.path());
+    let mut batch = vec![
+        registration(CONN, 1, "b1", &["t1", "t2"]),
+        unregistration(CONN, 2, "b1"),
+        registration(CONN, 3, "b1", &["t3", "t4"]),
+    ];
+    writer.apply_batch(&mut batch, &mut Vec::new(), false);
+
+    assert_eq!(published_topics(&writer), ["t3", "t4"]);
+    assert_eq!(replied(&inbox), [1, 2, 3]);
+}
+
+/// Commands before connection events: a registration and the close of its own connection in one batch leave the
+/// broker evicted, never registered after its connection is gone.
+#[test]
+fn a_batch_applies_its_commands_before_the_connection_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, .. }, inbox) = one_reactor(dir.path());
+    let mut batch = vec![registration(CONN, 1, "b1", &["t1", "t2"])];
+    let mut events = vec![crate::write_command::ConnEvent::Closed(CONN)];
+    writer.apply_batch(&mut batch, &mut events, false);
+
+    assert!(!writer.tables.is_live("c", "b1:10911"), "the registration outlived its connection's close");
+    assert_eq!(published_topics(&writer), Vec::<String>::new());
+    assert_eq!(replied(&inbox), [1], "the registration is still answered");
+}
+
+/// Heartbeats and QUERY_DATA_VERSION change nothing readable: the batch publishes no snapshot, yet is answered.
+#[test]
+fn a_batch_that_changes_nothing_readable_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, .. }, inbox) = one_reactor(dir.path());
+    writer.apply_batch(&mut vec![registration(CONN, 1, "b1", &["t1", "t2"])], &mut Vec::new(), false);
+    let (generation, publishes) = (writer.cell.load().generation, writer.metrics.publishes.load(Relaxed));
+    let query = WriteOp::QueryDataVersion { cluster: "c".into(), addr: "b1:10911".into(), data_version: None };
+    let mut batch = vec![heartbeat(CONN, 2, "b1"), command_from(CONN, RequestCode::QUERY_DATA_VERSION, 3, query)];
+    writer.apply_batch(&mut batch, &mut Vec::new(), false);
+
+    assert_eq!(writer.cell.load().generation, generation, "an unchanged batch published");
+    assert_eq!(writer.metrics.publishes.load(Relaxed), publishes);
+    assert_eq!(replied(&inbox), [1, 2, 3]);
+}
+
+/// One-way requests are applied but get no completion (and so no bytes).
+#[test]
+fn a_one_way_request_is_applied_but_not_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, .. }, inbox) = one_reactor(dir.path());
+    let mut oneway = registration(CONN, 1, "b1", &["t1", "t2"]);
+    oneway.origin.request.flag |= crate::protocol::command::FLAG_ONEWAY;
+    writer.apply_batch(&mut vec![oneway, heartbeat(CONN, 2, "b1")], &mut Vec::new(), false);
+
+    assert_eq!(published_topics(&writer), ["t1", "t2"]);
+    assert_eq!(replied(&inbox), [2]);
+}
+
+/// A KV change whose file cannot be written is rolled back, answered as failed, and never reaches the feed.
+#[test]
+fn a_kv_change_that_is_not_durable_never_reaches_the_feed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, feed, .. }, inbox) = one_reactor(dir.path());
+    std::fs::create_dir_all(dir.path().join("kvConfig.json").join("x")).unwrap();
+    let put = WriteOp::PutKv { namespace: "NS".into(), key: "k".into(), value: Some("v".into()) };
+    let mut batch =
+        vec![registration(CONN, 1, "b1", &["t1", "t2"]), command_from(CONN, RequestCode::PUT_KV_CONFIG, 2, put)];
+    writer.apply_batch(&mut batch, &mut Vec::new(), false);
+
+    let outcomes: Vec<Outcome> = inbox
+        .try_iter()
+        .filter_map(|c| match c {
+            Completion::Done { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(outcomes[..], [Outcome::Registered(Some(_)), Outcome::NotDurable(_)]), "{outcomes:?}");
+    let changes = feed_changes(&feed);
+    assert!(!changes.iter().any(|c| matches!(c, crate::feed::Change::KvPut { .. })), "{changes:?}");
+    assert!(changes.iter().any(|c| matches!(c, crate::feed::Change::BrokerRegistered { .. })), "{changes:?}");
+}
+
+/// The expiry scan evicts a broker past its timeout (120 s by default), publishes its removal, asks its reactor to
+/// close the connection and tells the feed why; a broker within its timeout stays.
+#[test]
+fn the_expiry_scan_evicts_a_silent_broker_and_closes_its_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { mut writer, clock, feed, .. }, inbox) = one_reactor(dir.path());
+    writer.apply_batch(&mut vec![registration(CONN, 1, "b1", &["t1", "t2"])], &mut Vec::new(), false);
+    clock.advance_ms(60_000);
+    writer.apply_batch(&mut Vec::new(), &mut Vec::new(), true);
+    assert_eq!(published_topics(&writer), ["t1", "t2"], "evicted within its timeout");
+    inbox.try_iter().for_each(drop);
+
+    clock.advance_ms(100_000);
+    writer.apply_batch(&mut Vec::new(), &mut Vec::new(), true);
+    assert!(!writer.tables.is_live("c", "b1:10911"));
+    assert_eq!(published_topics(&writer), Vec::<String>::new());
+    let closes: Vec<ConnId> = inbox
+        .try_iter()
+        .filter_map(|c| match c {
+            Completion::Close { conn } => Some(conn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(closes, [CONN]);
+    let removed = feed_changes(&feed)
+        .into_iter()
+        .filter_map(|c| match c {
+            crate::feed::Change::BrokerRemoved { broker_name, cause, .. } => Some((broker_name, cause)),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(removed, [("b1".to_string(), "expired")]);
+    assert_eq!(writer.metrics.expiry_scans.load(Relaxed), 2);
+}
+
+/// Inputs for `Writer::run` over channels the test fills first; the command channel is closed once filled, so
+/// `run` returns when it has applied everything.
+struct Queued {
+    inputs: super::WriterInputs,
+    _keep: (crossbeam_channel::Sender<crate::write_command::ConnEvent>, crossbeam_channel::Sender<()>),
+    _ask: crossbeam_channel::Sender<crate::write_command::LiveQuery>,
+}
+
+fn queued(commands: Vec<WriteCommand>, events: Vec<crate::write_command::ConnEvent>) -> Queued {
+    let (to_writer, from_reactors) = crossbeam_channel::unbounded();
+    for c in commands {
+        to_writer.send(Box::new(c)).unwrap();
+    }
+    drop(to_writer);
+    let (close, closes) = crossbeam_channel::unbounded();
+    for e in events {
+        close.send(e).unwrap();
+    }
+    let (stop_tx, stop) = crossbeam_channel::bounded(1);
+    let (ask, live_queries) = crossbeam_channel::bounded(1);
+    Queued {
+        inputs: super::WriterInputs { commands: from_reactors, events: closes, stop, live_queries },
+        _keep: (close, stop_tx),
+        _ask: ask,
+    }
+}
+
+/// A batch holds at most `MAX_BATCH` commands (so the first command's reply waits for at most that many): one
+/// more than that, all queued before the writer starts, take two batches.
+#[test]
+fn a_batch_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { writer, .. }, inbox) = one_reactor(dir.path());
+    let metrics = writer.metrics.clone();
+    let n = super::MAX_BATCH as i32 + 1;
+    let q = queued((1..=n).map(|i| heartbeat(CONN, i, "b1")).collect(), Vec::new());
+    writer.run(q.inputs);
+
+    assert_eq!(metrics.commands.load(Relaxed), n as u64);
+    assert_eq!(metrics.batches.load(Relaxed), 2, "{n} commands in one batch");
+    assert_eq!(replied(&inbox), (1..=n).collect::<Vec<_>>());
+}
+
+/// A full batch may leave older commands queued, so connection events wait for them: a registration queued behind
+/// a full batch is applied before its connection's close that arrived meanwhile, and the close still evicts it.
+#[test]
+fn a_close_waits_for_the_commands_a_full_batch_left_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { writer, feed, .. }, _inbox) = one_reactor(dir.path());
+    let cell = writer.cell.clone();
+    let mut commands: Vec<WriteCommand> = (1..=super::MAX_BATCH as i32).map(|i| heartbeat(CONN, i, "b0")).collect();
+    commands.push(registration(CONN, 0, "b1", &["t1", "t2"]));
+    let q = queued(commands, vec![crate::write_command::ConnEvent::Closed(CONN)]);
+    writer.run(q.inputs);
+
+    let names: Vec<String> = cell.load().routes.topic_names().map(|t| t.to_string()).collect();
+    assert_eq!(names, Vec::<String>::new(), "the registration was applied after its connection's close");
+    let removed = feed_changes(&feed)
+        .into_iter()
+        .filter(|c| matches!(c, crate::feed::Change::BrokerRemoved { cause: "connection_closed", .. }))
+        .count();
+    assert_eq!(removed, 1);
+}
+
+/// … but for a few rounds at most: with commands always queued, a close is applied by the ninth batch, not after
+/// every queued command.
+#[test]
+fn a_close_waits_a_few_batches_at_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { writer, feed, .. }, _inbox) = one_reactor(dir.path());
+    let batch = super::MAX_BATCH;
+    let mut commands = vec![registration(CONN, 0, "b1", &["t1", "t2"])];
+    commands.extend((1..10 * batch).map(|i| {
+        let op = WriteOp::WipeWritePerm { broker_name: format!("w{i}") };
+        command_from(CONN, RequestCode::WIPE_WRITE_PERM_OF_BROKER, i as i32, op)
+    }));
+    let q = queued(commands, vec![crate::write_command::ConnEvent::Closed(CONN)]);
+    writer.run(q.inputs);
+
+    let changes = feed_changes(&feed);
+    let wiped_before = changes
+        .iter()
+        .take_while(|c| !matches!(c, crate::feed::Change::BrokerRemoved { .. }))
+        .filter(|c| matches!(c, crate::feed::Change::WritePermWiped { .. }))
+        .count();
+    // The registration and 9 × 1024 − 1 wipes make nine batches; the close follows them.
+    assert_eq!(wiped_before, 9 * batch - 1, "the close was held back for {wiped_before} commands");
 }
