@@ -10,22 +10,19 @@
 //! list that does not parse) keeps the last good list, and says so once in the log (again when it recovers) and in
 //! `namesrv_auth_user_refresh_failures_total`.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use bytes::BytesMut;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use tracing::{info, warn};
 
 use crate::acl::users::{self, Base, User};
 use crate::acl::{signature, Acl};
 use crate::metrics::AclMetrics;
-use crate::protocol::{frame, FrameError, RemotingCommand, DEFAULT_MAX_FRAME};
+use crate::remoting::{Conn, RemoteError};
 use crate::state::Snapshot;
 
 /// AUTH_LIST_USER.
@@ -41,26 +38,13 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 pub enum AskError {
     #[error("cannot reach {addr}: {reason}")]
     Unreachable { addr: String, reason: String },
-    /// Connected and asked, but no answer came back (the same wording as `Unreachable` in the log).
+    /// Connected, but no answer came back (the same wording as `Unreachable` in the log).
     #[error("cannot reach {addr}: {source}")]
-    NoAnswer { addr: String, source: AnswerError },
+    NoAnswer { addr: String, source: RemoteError },
     #[error("{addr} answered code {code}: {remark}")]
     Refused { addr: String, code: i32, remark: String },
     #[error("{addr} answered a list that cannot be read: {source}")]
     Invalid { addr: String, source: users::UsersError },
-}
-
-/// Why a broker's answer to AUTH_LIST_USER did not arrive.
-#[derive(Debug, thiserror::Error)]
-pub enum AnswerError {
-    #[error(transparent)]
-    Frame(#[from] FrameError),
-    #[error("no answer within {} s", .0.as_secs())]
-    Timeout(Duration),
-    #[error("connection closed")]
-    Closed,
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
 }
 
 /// The thread's state.
@@ -184,22 +168,15 @@ fn brokers(snap: &Snapshot) -> Vec<String> {
 
 /// Asks one broker for its users.
 pub fn ask(addr: &str, access_key: &str, key: &signature::Key) -> Result<Vec<User>, AskError> {
-    let unreachable = |reason: String| AskError::Unreachable { addr: addr.to_string(), reason };
-    let sa: SocketAddr = addr
-        .to_socket_addrs()
-        .map_err(|e| unreachable(e.to_string()))?
-        .next()
-        .ok_or_else(|| unreachable("the address resolves to nothing".into()))?;
-    let mut stream = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| unreachable(e.to_string()))?;
-    stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| unreachable(e.to_string()))?;
-    let mut cmd = RemotingCommand::request(AUTH_LIST_USER, 1).with_ext(signature::ACCESS_KEY, access_key);
-    let sig = cmd.ext_fields.as_ref().map(|ext| key.sign(ext, &cmd.body)).unwrap_or_default();
-    cmd = cmd.with_ext(signature::SIGNATURE, sig);
-    let mut out = BytesMut::new();
-    frame::encode(&cmd, &mut out);
-    stream.write_all(&out).map_err(|e| unreachable(e.to_string()))?;
-    let answer =
-        read_answer(&mut stream, cmd.opaque).map_err(|source| AskError::NoAnswer { addr: addr.to_string(), source })?;
+    let failed = |e: RemoteError| match e {
+        e if e.is_unreachable() => AskError::Unreachable { addr: addr.to_string(), reason: e.to_string() },
+        source => AskError::NoAnswer { addr: addr.to_string(), source },
+    };
+    let mut conn = Conn::connect(addr, CONNECT_TIMEOUT, ANSWER_TIMEOUT)
+        .map_err(failed)?
+        .signing(Some((access_key.to_string(), key.clone())));
+    let cmd = conn.request(AUTH_LIST_USER);
+    let answer = conn.ask(cmd).map_err(failed)?;
     if answer.code != 0 {
         let remark = crate::clip::clip(answer.remark.as_deref().unwrap_or(""), 200).into_owned();
         return Err(AskError::Refused { addr: addr.to_string(), code: answer.code, remark });
@@ -207,63 +184,14 @@ pub fn ask(addr: &str, access_key: &str, key: &signature::Key) -> Result<Vec<Use
     users::parse_list(&answer.body).map_err(|source| AskError::Invalid { addr: addr.to_string(), source })
 }
 
-fn read_answer(stream: &mut TcpStream, opaque: i32) -> Result<RemotingCommand, AnswerError> {
-    read_answer_within(stream, opaque, ANSWER_TIMEOUT)
-}
-
-fn read_answer_within(stream: &mut TcpStream, opaque: i32, wait: Duration) -> Result<RemotingCommand, AnswerError> {
-    let deadline = Instant::now() + wait;
-    let mut buf = BytesMut::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        while let Some(cmd) = frame::decode(&mut buf, DEFAULT_MAX_FRAME)? {
-            if cmd.is_response() && cmd.opaque == opaque {
-                return Ok(cmd);
-            }
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(AnswerError::Timeout(wait));
-        }
-        stream.set_read_timeout(Some(left))?;
-        match stream.read(&mut chunk) {
-            Ok(0) => return Err(AnswerError::Closed),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
 
-    /// A broker that accepts, writes `reply`, and then closes or (with `hold`) keeps the connection open.
-    fn broker(reply: &'static [u8], hold: bool) -> TcpStream {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            s.write_all(reply).unwrap();
-            if hold {
-                std::thread::sleep(Duration::from_secs(2));
-            }
-        });
-        TcpStream::connect(addr).unwrap()
-    }
-
+    /// A broker that did not answer is said to be out of reach, with why.
     #[test]
-    fn answer_errors_say_why() {
-        let wait = Duration::from_millis(300);
-        assert!(matches!(read_answer_within(&mut broker(b"", false), 1, wait), Err(AnswerError::Closed)));
-        // A length word too short for the header word.
-        let e = read_answer_within(&mut broker(&[0, 0, 0, 2, 0, 0], false), 1, wait).unwrap_err();
-        assert!(matches!(e, AnswerError::Frame(FrameError::TooShort(2))), "{e}");
-        let e = read_answer_within(&mut broker(b"", true), 1, wait).unwrap_err();
-        assert!(matches!(e, AnswerError::Timeout(_)), "{e}");
-        let e = AskError::NoAnswer { addr: "b:10911".into(), source: AnswerError::Timeout(ANSWER_TIMEOUT) };
-        assert_eq!(e.to_string(), format!("cannot reach b:10911: no answer within {} s", ANSWER_TIMEOUT.as_secs()));
+    fn a_missing_answer_says_why() {
+        let e = AskError::NoAnswer { addr: "b:10911".into(), source: RemoteError::Timeout(ANSWER_TIMEOUT) };
+        assert_eq!(e.to_string(), format!("cannot reach b:10911: no answer within {} ms", ANSWER_TIMEOUT.as_millis()));
     }
 }

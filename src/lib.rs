@@ -43,6 +43,8 @@
 //!   learned from the brokers (ACL 2.0); `audit`: the audit trail; `critical`: threads the process needs to live.
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
 //!   topic deletion; mqadmin's command names too).
+//! - `remoting`: the one blocking remoting client (bounded waits, answers by opaque, signed when asked), for the CLI,
+//!   `auth_sync` and `fleet`.
 //!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
@@ -78,6 +80,7 @@ pub mod model;
 pub mod persist;
 pub mod protocol;
 pub mod reactor;
+pub mod remoting;
 pub mod server;
 pub mod state;
 pub mod tls;

@@ -1,17 +1,15 @@
-//! Asking one peer what it knows, on the fleet thread, with a blocking client whose every wait is bounded: a peer
-//! that hangs costs a check at most `CONNECT_TIMEOUT` + `ANSWER_TIMEOUT` per request, one that answers garbage an
-//! error, and no answer is read past `MAX_ANSWER` bytes.
+//! Asking one peer what it knows, on the fleet thread, with the crate's blocking client (`remoting::Conn`), whose
+//! every wait is bounded: a peer that hangs costs a check at most `CONNECT_TIMEOUT` per address its name resolves to
+//! and `ANSWER_TIMEOUT` per request, one that answers garbage an error, and no answer is read past `MAX_ANSWER`
+//! bytes.
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
-
-use bytes::BytesMut;
+use std::time::Duration;
 
 use super::facts::{self, Aspect, BodyError, Facts, Items};
 use super::wire::{self, Told, FLEET_FACTS};
 use crate::acl::signature;
-use crate::protocol::{frame, RemotingCommand, RequestCode as C, ResponseCode};
+use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
+use crate::remoting::RemoteError;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
@@ -23,10 +21,10 @@ const MAX_NAMESPACES: usize = 32;
 /// Why a peer could not be compared.
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
-    #[error("cannot reach {addr}: {reason}")]
-    Unreachable { addr: String, reason: String },
-    #[error("{addr}: {reason}")]
-    Io { addr: String, reason: String },
+    #[error("cannot reach {addr}: {source}")]
+    Unreachable { addr: String, source: RemoteError },
+    #[error("{addr}: {source}")]
+    Io { addr: String, source: RemoteError },
     #[error("{addr} answered request {request} with code {code}: {remark}")]
     Refused { addr: String, request: i32, code: i32, remark: String },
     #[error("{addr}: {source}")]
@@ -47,71 +45,26 @@ pub struct Answer {
 /// One connection to a peer.
 struct Conn<'a> {
     addr: &'a str,
-    stream: TcpStream,
-    buf: BytesMut,
-    opaque: i32,
-    sign: Option<&'a (String, signature::Key)>,
-    requests: u32,
-    sent: usize,
-    bytes: usize,
+    conn: crate::remoting::Conn,
 }
 
 impl<'a> Conn<'a> {
     fn open(addr: &'a str, sign: Option<&'a (String, signature::Key)>) -> Result<Conn<'a>, PeerError> {
-        let unreachable = |reason: String| PeerError::Unreachable { addr: addr.to_string(), reason };
-        let sa: SocketAddr = addr
-            .to_socket_addrs()
-            .map_err(|e| unreachable(e.to_string()))?
-            .next()
-            .ok_or_else(|| unreachable("the address resolves to nothing".into()))?;
-        let stream = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| unreachable(e.to_string()))?;
-        stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| unreachable(e.to_string()))?;
-        Ok(Conn { addr, stream, buf: BytesMut::new(), opaque: 0, sign, requests: 0, sent: 0, bytes: 0 })
-    }
-
-    fn io(&self, reason: String) -> PeerError {
-        PeerError::Io { addr: self.addr.to_string(), reason }
+        let conn = crate::remoting::Conn::connect(addr, CONNECT_TIMEOUT, ANSWER_TIMEOUT)
+            .map_err(|e| failed(addr, e))?
+            .max_frame(MAX_ANSWER)
+            .signing(sign.cloned());
+        Ok(Conn { addr, conn })
     }
 
     /// Sends a request (signed when we have an account) and waits for its answer, whatever its code.
-    fn ask(&mut self, mut cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
-        self.opaque += 1;
-        cmd.opaque = self.opaque;
-        if let Some((ak, key)) = self.sign {
-            cmd = cmd.with_ext(signature::ACCESS_KEY, ak.as_str());
-            let sig = cmd.ext_fields.as_ref().map(|ext| key.sign(ext, &cmd.body)).unwrap_or_default();
-            cmd = cmd.with_ext(signature::SIGNATURE, sig);
-        }
-        let mut out = BytesMut::new();
-        frame::encode(&cmd, &mut out);
-        self.stream.write_all(&out).map_err(|e| self.io(format!("cannot send: {e}")))?;
-        self.requests += 1;
-        self.sent += out.len();
-        let deadline = Instant::now() + ANSWER_TIMEOUT;
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            while let Some(got) =
-                frame::decode(&mut self.buf, MAX_ANSWER).map_err(|e| self.io(format!("undecodable answer: {e}")))?
-            {
-                if got.is_response() && got.opaque == cmd.opaque {
-                    return Ok(got);
-                }
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(self.io(format!("no answer within {} s", ANSWER_TIMEOUT.as_secs())));
-            }
-            self.stream.set_read_timeout(Some(left)).map_err(|e| self.io(e.to_string()))?;
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Err(self.io("connection closed".into())),
-                Ok(n) => {
-                    self.bytes += n;
-                    self.buf.extend_from_slice(&chunk[..n]);
-                }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-                Err(e) => return Err(self.io(e.to_string())),
-            }
-        }
+    fn ask(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
+        let cmd = RemotingCommand { opaque: self.conn.request(cmd.code).opaque, ..cmd };
+        self.conn.ask(cmd).map_err(|e| failed(self.addr, e))
+    }
+
+    fn answer(&self, told: [Told; 4], ours: bool) -> Answer {
+        Answer { told, ours, requests: self.conn.requests, sent: self.conn.sent, bytes: self.conn.read }
     }
 
     /// `ask`, and a SUCCESS answer's body; any other code is `Refused`.
@@ -154,14 +107,14 @@ pub fn check(
         let got = conn.ask(cmd)?;
         if got.code == ResponseCode::SUCCESS {
             let told = conn.read(wire::read_answer(&got.body, &digests))?;
-            return Ok(Answer { told, ours: true, requests: conn.requests, sent: conn.sent, bytes: conn.bytes });
+            return Ok(conn.answer(told, true));
         }
         if got.code != ResponseCode::REQUEST_CODE_NOT_SUPPORTED {
             return Err(conn.refused(FLEET_FACTS, &got));
         }
     }
     let told = standard(&mut conn, ours)?;
-    Ok(Answer { told, ours: false, requests: conn.requests, sent: conn.sent, bytes: conn.bytes })
+    Ok(conn.answer(told, false))
 }
 
 /// The standard codes: cluster info, the topic list, the configuration, and the KV namespaces we know of.
@@ -186,4 +139,14 @@ fn standard(conn: &mut Conn, ours: &Facts) -> Result<[Told; 4], PeerError> {
         }
     }
     Ok([Told::Items(brokers), topics, Told::Items(kv), Told::Items(config)])
+}
+
+/// `e` said of the peer at `addr`: not reached, or reached and the exchange failed.
+fn failed(addr: &str, e: RemoteError) -> PeerError {
+    let addr = addr.to_string();
+    if e.is_unreachable() {
+        PeerError::Unreachable { addr, source: e }
+    } else {
+        PeerError::Io { addr, source: e }
+    }
 }
