@@ -1,4 +1,25 @@
 //! RegisterBrokerBody, JSON form (§3.4): `{"filterServerList":[…],"topicConfigSerializeWrapper":{…}}`.
+//!
+//! One JSON body has three decoders, tried in this order by `decode` (the only caller of all three; it serves the
+//! reactors, the decoder thread and the writer, through `decode_register_broker_body_marked`). Each exists for
+//! bodies the one before it refuses; none may read a body differently from another (`tests_scan.rs`, `tests.rs`,
+//! and the `register_body` fuzz target's differential, docs/fuzzing.md).
+//!
+//! - `scan` (decisions 0019, 0020): exactly what Java 4.9 and 5.x brokers write — known keys once, plain integers,
+//!   strings without escapes, empty `attributes` and mapping maps. It is there for speed on the path every cold
+//!   load and every changed registration takes: it reads the same body faster than serde, and took a measurable
+//!   share off the server's CPU and time in a cold load (`perf/results/2026-12-03-body-scanner.md`). Folding it
+//!   into `fast` gives that back.
+//! - `fast` (serde): strict JSON of the usual shape, but any key set (unknown keys skipped), escapes, nulls, and
+//!   topics with `attributes`, which a 5.x topic given a message type has (`updateTopic -a +message.type=FIFO`):
+//!   one such topic sends its broker's whole body here. It is there because it is the fast path that still gives
+//!   the body its mark (decision 0012): folded into `lenient`, such a broker's unchanged re-registration every 30 s
+//!   would be decoded and applied in full instead of recognised, and each decode would build a `Value` tree
+//!   (many times the body in memory: docs/fuzzing.md, finding 4) where serde builds none.
+//! - `lenient` (`decode_lenient`): every shape fastjson accepts — bare keys, numbers as strings, `$ref`, duplicate
+//!   keys, beans as arrays, static-topic mappings, bodies that are not UTF-8, and the bare wrapper of brokers before
+//!   V3_0_11. It is there for correctness: these are bodies Java accepts, so refusing them would break brokers
+//!   that register with Java today. It gives no mark, so such bodies are never recognised.
 
 use super::beans;
 use super::{parse_json, BodyError};
