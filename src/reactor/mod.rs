@@ -310,7 +310,9 @@ impl Reactor {
             let peer = conn.peer;
             let route = self.route(&cmd);
             if route != Route::Decoder {
-                // Only a registration handed to the decoder takes its frame's room on with it (decision 0027).
+                // The room this frame took on the decoder's queue when its length arrived is the decoder's to give
+                // back for a registration handed to it (when done with the body); handled here, it is given back now
+                // (see docs/decisions/0027-big-frames-admitted-before-they-are-read.md).
                 self.shared.decoder_bytes.release(admitted);
             }
             let answer = match route {

@@ -284,7 +284,9 @@ impl Writer {
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
             let outcome = self.apply(op, decoded_with.is_some(), &mut dirty);
-            // Let go here, not on the decoder: this thread freed what its publishes replaced (decision 0026).
+            // Let go here, not on the decoder: what this snapshot still holds was replaced by this thread's publishes
+            // and allocated here, and memory freed on the thread that allocated it goes back to that thread's
+            // allocator cache instead of through the arena's locked bins (see docs/decisions/0026-…).
             drop(decoded_with);
             let audit = facts.map(|(facts, liveness, before)| Audit {
                 facts,
