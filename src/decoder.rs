@@ -1,6 +1,6 @@
 //! The decoder thread: runs the handler of large REGISTER_BROKER requests off the reactors, at a lower OS priority.
 //!
-//! A 10k-topic registration body took ~10 ms to decode when this thread was added (~1.7 ms now, with its sort).
+//! A 10k-topic registration body takes milliseconds to decode (perf/results/2026-12-06-numbers-from-comments.md).
 //! Decoded on a reactor, every route query behind it on that reactor waits as long; with brokers re-registering
 //! continuously that is most of the read tail latency. Here the same handler (`handlers::dispatch`) runs on one
 //! thread at nice 10, below the reactors, so the kernel runs reactors first when both are ready, and it gives way
@@ -135,8 +135,8 @@ impl Decoder {
 }
 
 /// Called between pieces of a decode, about every 30 µs (decision 0025). Nice 10 alone does not keep a reactor from
-/// waiting: once this thread is running, the kernel protects its slice (~0.7 ms with EEVDF) from a woken reactor,
-/// and a query arriving then waits that long. A yield ends the protection: a reactor that is ready runs now, and
+/// waiting: once this thread is running, the kernel protects its slice (EEVDF) from a woken reactor, and a query
+/// arriving then waits for the rest of the slice, many times the time between two calls here. A yield ends the protection: a reactor that is ready runs now, and
 /// with nothing else ready this thread goes on at once. Its share of the CPU is still set by its weight, so it
 /// cannot be starved by yielding.
 fn give_way() {

@@ -11,8 +11,8 @@ use tracing::{info, warn};
 use namesrv::config::Config;
 use namesrv::protocol::props;
 
-/// jemalloc hands freed pages back to the OS within seconds (with its background thread); glibc kept ~140 MB of
-/// freed heap after a cold load of 1M topic-queue entries (decision 0014).
+/// jemalloc hands freed pages back to the OS within seconds (with its background thread); glibc kept the freed heap
+/// of a cold load (decision 0014; the number: perf/results/2026-12-06-numbers-from-comments.md).
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

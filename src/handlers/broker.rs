@@ -33,7 +33,8 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         Ok(Some((mut reg, body))) => {
             reg.conn = Some(ctx.conn);
-            // The sort below is one more piece of ~0.4 ms for 10k topics.
+            // The sort below is one more long piece of work without a call in it (the number:
+            // perf/results/2026-12-06-numbers-from-comments.md).
             (ctx.give_way)();
             // The writer files topics in name order: its descents of the topic map then walk neighbouring leaves,
             // and the broker's topic list comes out sorted (decision 0022). Stable, so of a topic sent twice the

@@ -10,8 +10,8 @@
 //! broker's routes since (`RouteTables::register_same`).
 //!
 //! The digest is XXH3-128 with a per-process random seed, not a cryptographic hash: it runs over every byte of
-//! every recognised registration (1.7 MB for 10k topics), and BLAKE3 took 0.5 ms of the 1.3 ms such a
-//! registration cost. Collision resistance against a crafted body buys nothing here: a mark is only ever compared
+//! every recognised registration (a 10k-topic body is 1.7 MB), and BLAKE3 took over a third of what such a
+//! registration cost (perf/results/2026-12-06-numbers-from-comments.md). Collision resistance against a crafted body buys nothing here: a mark is only ever compared
 //! with the next body registered for the same broker address, so a sender who could make two bodies collide could
 //! only get its own earlier topic table kept — and whoever may register that broker can register any table for it
 //! anyway. Accidental collisions are 2⁻¹²⁸ per comparison.

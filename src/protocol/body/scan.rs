@@ -1,8 +1,8 @@
 //! The quickest path for a usual REGISTER_BROKER body: the one-pass scanner (`json::scan`) over exactly the JSON a
-//! broker writes, tried before the serde fast path (`fast`; decision 0019). serde spent ~260 ns on each topic of a
-//! 10k-topic body, mostly matching field names through its visitor machinery and skipping the fields a route does
-//! not need; this reads the same bytes in ~100–150 ns, most topics by comparing fastjson's layout in place
-//! (`topic_config_as_written`, decision 0020).
+//! broker writes, tried before the serde fast path (`fast`; decision 0019). serde spends most of a topic matching
+//! field names through its visitor machinery and skipping the fields a route does not need; this reads the same
+//! bytes in about half the time, most topics by comparing fastjson's layout in place (`topic_config_as_written`,
+//! decision 0020; the numbers: perf/results/2026-12-06-numbers-from-comments.md).
 //!
 //! It takes only a narrow shape: the keys a broker writes (each at most once), integers without fraction or
 //! exponent, strings without escapes or control characters, `attributes` and the mapping maps empty. Anything else —

@@ -1,9 +1,10 @@
 //! Fast path for the usual JSON header: a flat object of integers and plain strings, with a flat `extFields`
 //! object of plain strings — what every client sends on every request. It is scanned in one pass into a
 //! `RemotingCommand`, allocating only the ext keys and values (and a remark, if any). It is the most frequent
-//! parse of the server. Whole-frame decode of a route query, measured side by side (interleaved runs): the lenient
-//! tree ~2.0 µs, serde_json with a borrowing visitor ~0.9 µs, this scanner ~0.6 µs, of which ~0.3 µs is framing
-//! and allocation common to all three (a ROCKETMQ-header frame takes that long).
+//! parse of the server. Measured side by side on the whole-frame decode of a route query, it is faster than
+//! serde_json with a borrowing visitor, which is faster than the lenient tree; framing and allocation common to
+//! all three are about half of this scanner's time (decision 0009; the numbers:
+//! perf/results/2026-12-06-numbers-from-comments.md).
 //!
 //! Anything unusual — an escape in a string, a number that is not a plain integer in `i32`, a number or boolean
 //! where a string belongs (or the reverse), a non-string unknown member, a duplicate key, more than a few ext

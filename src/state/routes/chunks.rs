@@ -1,8 +1,8 @@
 //! Changed re-registrations that change few topics. A broker re-registers its whole topic table every 30 s; when
 //! the table differs from last time (a perm flipped, a queue count raised, a topic added) the body is decoded, and
 //! the DataVersion has changed, so Java re-puts every topic. Putting an equal queue changes nothing, but finding
-//! that out costs a descent of the topic map per topic: with 10k topics ~1.5 ms of the writer for a body that
-//! changed one perm.
+//! that out costs a descent of the topic map per topic: for a body that changed one perm, the writer's time
+//! grows with the whole table (perf/results/2026-12-06-numbers-from-comments.md).
 //!
 //! Instead the writer keeps, with the record of a broker's last applied body (`same`), a digest of each run of
 //! topics of it. A run of the new body whose digest is among the last body's holds topics with the queues that
