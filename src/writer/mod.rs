@@ -286,7 +286,8 @@ impl Writer {
             let outcome = self.apply(op, decoded_with.is_some(), &mut dirty);
             // Let go here, not on the decoder: what this snapshot still holds was replaced by this thread's publishes
             // and allocated here, and memory freed on the thread that allocated it goes back to that thread's
-            // allocator cache instead of through the arena's locked bins (see docs/decisions/0026-…).
+            // allocator cache instead of through the arena's locked bins
+            // (see docs/decisions/0026-memory-freed-where-allocated.md).
             drop(decoded_with);
             let audit = facts.map(|(facts, liveness, before)| Audit {
                 facts,
