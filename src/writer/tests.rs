@@ -142,8 +142,8 @@ fn a_new_writer_removes_stale_temp_files_of_the_config_file() {
 // The writer's rules, one test each: what a batch applies and in which order, when it publishes, and when the
 // replies go. Each would fail if its rule were broken; none waits on a timer.
 
-/// A writer with `reactors` reactor links, the inbox of each given by `inboxes` (so a test can make one a rendezvous
-/// channel), its clock, and the feed on.
+/// A writer with one reactor link per inbox of `inboxes` (so a test can make one a rendezvous channel), its manual
+/// clock, and the feed on.
 struct Rig {
     writer: Writer,
     clock: Arc<ManualClock>,
