@@ -15,6 +15,9 @@
 //! 6. **No acknowledged message lost**: every message the producer saw SEND_OK for is read by a consumer that
 //!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
 //!    is on every replica in the SyncStateSet, and only those can be elected).
+//! 7. **The committed Raft log is the same on every node**: read from each node's files once they are stopped
+//!    (`raftlog.rs`), every index from the highest purged one up to the lowest committed one is present on every
+//!    node and is the same entry (term, leader, payload) everywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,12 +26,67 @@ use crate::history::{Event, Replica};
 /// A broken rule, with what shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Violation {
-    TwoMastersOneEpoch { epoch: i64, masters: Vec<i64> },
-    ForkedState { sss_epoch: i64, states: Vec<String> },
-    ReadWentBack { earlier: Box<Replica>, later: Box<Replica> },
-    ElectedOutsideSyncStateSet { before: Box<Replica>, after: Box<Replica> },
-    NoMasterAfterHeal { nemesis: String, heal_ms: u64, waited_ms: u64 },
-    LostMessages { count: usize, first: Vec<u64> },
+    TwoMastersOneEpoch {
+        epoch: i64,
+        masters: Vec<i64>,
+    },
+    ForkedState {
+        sss_epoch: i64,
+        states: Vec<String>,
+    },
+    ReadWentBack {
+        earlier: Box<Replica>,
+        later: Box<Replica>,
+    },
+    ElectedOutsideSyncStateSet {
+        before: Box<Replica>,
+        after: Box<Replica>,
+    },
+    NoMasterAfterHeal {
+        nemesis: String,
+        heal_ms: u64,
+        waited_ms: u64,
+    },
+    LostMessages {
+        count: usize,
+        first: Vec<u64>,
+    },
+    /// Rule 7: at `index` (committed on every node) the nodes hold different entries, or one holds none.
+    RaftLogsDiffer {
+        index: u64,
+        entries: Vec<(String, Option<String>)>,
+    },
+}
+
+/// One node's Raft log as read from its files: the entries (as JSON text) by index, and its committed and purged
+/// indexes.
+#[derive(Clone, Debug, Default)]
+pub struct NodeLog {
+    pub node: String,
+    pub committed: Option<u64>,
+    pub purged: Option<u64>,
+    pub entries: BTreeMap<u64, String>,
+}
+
+/// Rule 7 over the logs of all nodes: adds a violation for each index (up to `KEEP`) committed everywhere on which
+/// they differ; returns how many indexes were compared.
+pub fn check_raft_logs(logs: &[NodeLog], report: &mut Report) -> u64 {
+    let Some(upto) = logs.iter().map(|l| l.committed).min().flatten() else { return 0 };
+    // Below every node's purged index some node no longer has the entries: compare only what all must still hold.
+    let from = logs.iter().filter_map(|l| l.purged).max().map_or(0, |p| p + 1);
+    let mut found = 0;
+    for index in from..=upto {
+        let entries: Vec<(String, Option<String>)> =
+            logs.iter().map(|l| (l.node.clone(), l.entries.get(&index).cloned())).collect();
+        let first = &entries[0].1;
+        if first.is_none() || entries.iter().any(|(_, e)| e != first) {
+            if found < KEEP {
+                report.violations.push(Violation::RaftLogsDiffer { index, entries });
+            }
+            found += 1;
+        }
+    }
+    (upto + 1).saturating_sub(from)
 }
 
 /// How long the group took to have a master again after one heal.
