@@ -204,3 +204,22 @@ fn raft_logs_that_differ_below_the_commit_fail() {
     assert_eq!(check_raft_logs(&purged, &mut report), 1);
     assert_eq!(report.violations.len(), 1, "n2 still lacks 2: {:?}", report.violations);
 }
+
+#[test]
+fn failed_elections_under_one_sync_state_set_epoch_are_not_a_fork() {
+    // Master 2 lost, nobody to elect: master epochs 3 and 5 with no master, the SyncStateSet and its epoch kept.
+    let mut h = clean();
+    h.extend([read(600, -1, 3, &[2, 1], 4), read(700, -1, 5, &[2, 1], 4)]);
+    assert_eq!(check(&h, BOUND).violations, vec![]);
+    // A masterless state at a lower master epoch than the master's, or with another set, is still a fork.
+    for odd in [read(600, -1, 1, &[2, 1], 4), read(600, -1, 3, &[2], 4)] {
+        let mut h = clean();
+        h.push(odd);
+        let report = check(&h, BOUND);
+        assert!(
+            report.violations.iter().any(|v| matches!(v, Violation::ForkedState { sss_epoch: 4, .. })),
+            "{:?}",
+            report.violations
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! 1. **One master per epoch**: every answer naming a master for epoch `e` names the same broker.
 //! 2. **One state per SyncStateSet epoch**: two answers with the same `syncStateSetEpoch` carry the same master,
-//!    master epoch and SyncStateSet (a fork of the replicated state shows up here).
+//!    master epoch and SyncStateSet (a fork of the replicated state shows up here), except for failed elections:
+//!    a masterless state at a higher master epoch with the same SyncStateSet (`failed_elections_only`).
 //! 3. **Reads never go back**: if one answer arrived before another request was sent, the later answer's
 //!    `(masterEpoch, syncStateSetEpoch)` is not smaller. Our controllers serve 1004 on the leader only, after
 //!    `ensure_linearizable`, so this is linearizability of reads; a deposed leader answering from an old state
@@ -165,7 +166,7 @@ fn one_state_per_sss_epoch<'a>(reads: &[&'a Replica], report: &mut Report) -> Ve
     let mut states = Vec::new();
     for (sss_epoch, rs) in by_epoch {
         let distinct: BTreeSet<_> = rs.iter().map(|r| state_of(r)).collect();
-        if distinct.len() > 1 && forks < KEEP {
+        if distinct.len() > 1 && !failed_elections_only(&distinct) && forks < KEEP {
             forks += 1;
             let shown = distinct.iter().map(|s| format!("{s:?}")).collect();
             report.violations.push(Violation::ForkedState { sss_epoch, states: shown });
@@ -173,6 +174,17 @@ fn one_state_per_sss_epoch<'a>(reads: &[&'a Replica], report: &mut Report) -> Ve
         states.push(rs[0]);
     }
     states
+}
+
+/// Whether the states of one SyncStateSet epoch differ only by failed elections: an election that finds nobody
+/// records a new master epoch with no master and keeps the SyncStateSet and its epoch (Java's controller and ours
+/// alike). So: at most one state with a master, one SyncStateSet, and every masterless state at a higher master
+/// epoch than the state with a master. Anything else under one SyncStateSet epoch is a fork.
+fn failed_elections_only(states: &BTreeSet<(i64, i64, Vec<i64>)>) -> bool {
+    let mastered: Vec<_> = states.iter().filter(|s| s.0 >= 0).collect();
+    let sets: BTreeSet<&Vec<i64>> = states.iter().map(|s| &s.2).collect();
+    let top = mastered.iter().map(|s| s.1).max();
+    mastered.len() <= 1 && sets.len() == 1 && states.iter().filter(|s| s.0 < 0).all(|s| top.is_none_or(|t| s.1 > t))
 }
 
 fn key(r: &Replica) -> (i64, i64) {
