@@ -10,8 +10,9 @@
 //! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new
 //! faults are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of
 //! the master broker from the controllers; `JEPSEN_CONTROLLERS=java` runs three Java 5.5.0 controllers (DLedger)
-//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison. Needs
-//! root (namespaces) and nftables. docs/reliability.md.
+//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison;
+//! `JEPSEN_NAMESRV_BIN` runs another build of ours (a `fault-*` feature); `JEPSEN_KEEP=1` keeps the run's files.
+//! Needs root (namespaces) and nftables. docs/reliability.md.
 
 mod support;
 
@@ -461,7 +462,12 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     step(t0, &format!("seed {seed}, controllers {who}, faults for {seconds} s: {:?}", nemeses()));
     // The namesrv artifact brings rocketmq-controller (and DLedger) for Java's controllers.
     let lib = support::java::fetch(support::java::JAVA_5X, if java { &["broker", "namesrv"] } else { &["broker"] });
-    let dir = tempfile::Builder::new().prefix("jepsen-").tempdir().expect("temp dir");
+    // `JEPSEN_KEEP=1` keeps the run's directory (every process's log, the brokers' stores) for inspection.
+    let keep = std::env::var("JEPSEN_KEEP").is_ok_and(|v| v == "1");
+    let dir = tempfile::Builder::new().prefix("jepsen-").disable_cleanup(keep).tempdir().expect("temp dir");
+    if keep {
+        step(t0, &format!("JEPSEN_KEEP=1: the run's files stay in {}", dir.path().display()));
+    }
 
     let hosts = [("n0", 10), ("n1", 11), ("n2", 12), ("b0", 20), ("b1", 21), ("ns", 30)];
     let net = Net::create(&hosts).unwrap_or_else(|e| panic!("building the test network: {e}"));
