@@ -10,8 +10,9 @@
 //! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new
 //! faults are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of
 //! the master broker from the controllers; `JEPSEN_CONTROLLERS=java` runs three Java 5.5.0 controllers (DLedger)
-//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison. Needs
-//! root (namespaces) and nftables. docs/reliability.md.
+//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison;
+//! `JEPSEN_NAMESRV_BIN` runs another build of ours (a `fault-*` feature); `JEPSEN_KEEP=1` keeps the run's files.
+//! Needs root (namespaces) and nftables. docs/reliability.md.
 
 mod support;
 
@@ -25,11 +26,13 @@ mod cluster;
 mod history;
 #[path = "jepsen/net.rs"]
 mod net;
+#[path = "jepsen/raftlog.rs"]
+mod raftlog;
 #[path = "jepsen/recorder.rs"]
 mod recorder;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use cluster::{JavaBroker, Proc, CLUSTER, CTL_PORT, NS_PORT};
@@ -79,6 +82,17 @@ enum Nemesis {
     KillMaster,
     /// kill -9 of all three controller nodes at once, all started again.
     RestartControllers,
+    /// A minority/majority split (nftables): {the Raft leader, one broker picked from the seed} | {the other two
+    /// nodes, the other broker}. The name server, the clients and the recorder still see both sides.
+    Split,
+    /// A bridge: one node (picked from the seed) sees both others, the two others do not see each other.
+    Bridge,
+    /// SIGSTOP of the master broker for longer than its heartbeat timeout (10 s), then SIGCONT.
+    PauseMaster,
+    /// kill -9 of the slave; once the master has dropped it from the SyncStateSet, kill -9 of the master; the slave
+    /// is started again (alive, outside the SyncStateSet, behind) and must not be elected; then the master is
+    /// started again. The election that skips the SyncStateSet check shows here.
+    KillSlaveThenMaster,
     /// The master broker cut from the three controllers (nftables in its namespace), not from the name server, the
     /// other broker or the clients, for longer than its heartbeat timeout (10 s) plus a scan (5 s); then joined.
     CutMasterFromControllers,
@@ -94,6 +108,10 @@ fn nemeses() -> Vec<Nemesis> {
         Nemesis::PauseLeader,
         Nemesis::KillMaster,
         Nemesis::RestartControllers,
+        Nemesis::Split,
+        Nemesis::Bridge,
+        Nemesis::PauseMaster,
+        Nemesis::KillSlaveThenMaster,
     ];
     if std::env::var("JEPSEN_PARTIAL").is_ok_and(|v| v == "1") {
         all.push(Nemesis::CutMasterFromControllers);
@@ -109,6 +127,10 @@ impl Nemesis {
             Nemesis::PauseLeader => "pause-leader",
             Nemesis::KillMaster => "kill-master",
             Nemesis::RestartControllers => "restart-controllers",
+            Nemesis::Split => "split",
+            Nemesis::Bridge => "bridge",
+            Nemesis::PauseMaster => "pause-master",
+            Nemesis::KillSlaveThenMaster => "kill-slave-then-master",
             Nemesis::CutMasterFromControllers => "cut-master-from-controllers",
         }
     }
@@ -155,11 +177,16 @@ impl World {
         }
     }
 
-    /// The leader's view of the group: (master address, SyncStateSet size), if it answers.
-    fn group(&self) -> Option<(String, usize)> {
+    /// The leader's view of the group, if it answers.
+    fn replica_now(&self) -> Option<history::Replica> {
         let leader = self.leader_now()?;
         let r = recorder::replica_info(self.nodes[leader].addr())?;
-        let replica = recorder::parse_replica("", 0, 0, &r)?;
+        recorder::parse_replica("", 0, 0, &r)
+    }
+
+    /// The leader's view of the group: (master address, SyncStateSet size), if it answers and names a master.
+    fn group(&self) -> Option<(String, usize)> {
+        let replica = self.replica_now()?;
         (replica.master_id >= 0).then_some((replica.master_addr, replica.sss.len()))
     }
 
@@ -249,6 +276,82 @@ impl World {
                     n.start();
                 }
                 self.fault(false, nemesis, "n0,n1,n2");
+            }
+            Nemesis::Split => {
+                let l = self.leader();
+                let b = rng.below(2) as usize;
+                let (leader, broker) = (self.nodes[l].host.clone(), self.brokers[b].host.clone());
+                // Everyone of the other side: the other two nodes and the other broker.
+                let mut other: Vec<Ipv4Addr> =
+                    self.nodes.iter().enumerate().filter(|(i, _)| *i != l).map(|(_, n)| n.host.addr).collect();
+                other.push(self.brokers[1 - b].host.addr);
+                let target = format!("{}+{} | rest", self.nodes[l].name, self.brokers[b].name);
+                self.fault(true, nemesis, &target);
+                self.net.cut_from(&leader, &other).expect("nft cut");
+                self.net.cut_from(&broker, &other).expect("nft cut");
+                std::thread::sleep(hold);
+                self.net.heal_cut(&leader).expect("nft heal");
+                self.net.heal_cut(&broker).expect("nft heal");
+                self.fault(false, nemesis, &target);
+            }
+            Nemesis::Bridge => {
+                let bridge = rng.below(3) as usize;
+                let sides: Vec<usize> = (0..3).filter(|i| *i != bridge).collect();
+                let (a, c) = (self.nodes[sides[0]].host.clone(), self.nodes[sides[1]].host.addr);
+                let target = format!(
+                    "{} | {} | {}",
+                    self.nodes[sides[0]].name, self.nodes[bridge].name, self.nodes[sides[1]].name
+                );
+                self.fault(true, nemesis, &target);
+                // Every packet between the two sides passes the first side's namespace: one table cuts both ways.
+                self.net.cut_from(&a, &[c]).expect("nft cut");
+                std::thread::sleep(hold);
+                self.net.heal_cut(&a).expect("nft heal");
+                self.fault(false, nemesis, &target);
+            }
+            Nemesis::PauseMaster => {
+                let Some(i) = self.master_broker() else {
+                    step(self.t0, "pause-master: no master now, skipped");
+                    return;
+                };
+                let name = self.brokers[i].name.clone();
+                self.fault(true, nemesis, &name);
+                self.brokers[i].pause();
+                // Past the brokers' 10 s heartbeat timeout: the controller takes it for dead and elects the slave.
+                std::thread::sleep(rng.millis(12_000, 16_000));
+                self.brokers[i].resume();
+                self.fault(false, nemesis, &name);
+            }
+            Nemesis::KillSlaveThenMaster => {
+                let Some(m) = self.master_broker() else {
+                    step(self.t0, "kill-slave-then-master: no master now, skipped");
+                    return;
+                };
+                let s = 1 - m;
+                let target = format!("{} then {}", self.brokers[s].name, self.brokers[m].name);
+                self.fault(true, nemesis, &target);
+                self.brokers[s].kill();
+                // The master drops a slave that stopped catching up from the SyncStateSet (Java's
+                // haMaxTimeSlaveNotCatchup): awaited on the leader's answer, bounded.
+                let alone = within(Duration::from_secs(60), || {
+                    self.replica_now().is_some_and(|r| r.master_id >= 0 && r.sss.len() == 1)
+                });
+                if !alone {
+                    step(self.t0, "kill-slave-then-master: the SyncStateSet kept the slave for 60 s; master left up");
+                    self.brokers[s].spawn();
+                    self.fault(false, nemesis, &target);
+                    self.brokers[s].wait_booted();
+                    return;
+                }
+                self.brokers[m].kill();
+                // The slave comes back behind, outside the SyncStateSet, with the master gone: no master may be
+                // elected until the master is back (unclean election is off).
+                self.brokers[s].spawn();
+                self.brokers[s].wait_booted();
+                std::thread::sleep(hold);
+                self.brokers[m].spawn();
+                self.fault(false, nemesis, &target);
+                self.brokers[m].wait_booted();
             }
             Nemesis::CutMasterFromControllers => {
                 let Some(i) = self.master_broker() else {
@@ -359,7 +462,12 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     step(t0, &format!("seed {seed}, controllers {who}, faults for {seconds} s: {:?}", nemeses()));
     // The namesrv artifact brings rocketmq-controller (and DLedger) for Java's controllers.
     let lib = support::java::fetch(support::java::JAVA_5X, if java { &["broker", "namesrv"] } else { &["broker"] });
-    let dir = tempfile::Builder::new().prefix("jepsen-").tempdir().expect("temp dir");
+    // `JEPSEN_KEEP=1` keeps the run's directory (every process's log, the brokers' stores) for inspection.
+    let keep = std::env::var("JEPSEN_KEEP").is_ok_and(|v| v == "1");
+    let dir = tempfile::Builder::new().prefix("jepsen-").disable_cleanup(keep).tempdir().expect("temp dir");
+    if keep {
+        step(t0, &format!("JEPSEN_KEEP=1: the run's files stay in {}", dir.path().display()));
+    }
 
     let hosts = [("n0", 10), ("n1", 11), ("n2", 12), ("b0", 20), ("b1", 21), ("ns", 30)];
     let net = Net::create(&hosts).unwrap_or_else(|e| panic!("building the test network: {e}"));
@@ -418,7 +526,9 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     let mut not_whole = 0;
     // Rounds of all the nemeses in an order drawn from the seed: even a short run has each of them.
     let mut round: Vec<Nemesis> = Vec::new();
-    while Instant::now() < faults_until {
+    // The first round is finished even past `seconds`, so that every run has each nemesis once.
+    let first_round = nemeses().len();
+    while Instant::now() < faults_until || ran.len() < first_round {
         if round.is_empty() {
             round = nemeses();
             for i in (1..round.len()).rev() {
@@ -483,6 +593,24 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
         );
     }
     checker::check_messages(&acked, &read, &mut report);
+    // Rule 7, from the files of the stopped nodes (ours only: Java's DLedger store is another format,
+    // docs/reliability.md). kill -9 as in the faults: what was committed was fsynced before it was acknowledged.
+    for n in &mut w.nodes {
+        n.kill();
+    }
+    if !java {
+        let logs: Vec<checker::NodeLog> = w
+            .nodes
+            .iter()
+            .map(|n| raftlog::read(&n.name, &n.store_dir()).unwrap_or_else(|e| panic!("reading {}'s log: {e}", n.name)))
+            .collect();
+        let compared = checker::check_raft_logs(&logs, &mut report);
+        let ends: Vec<String> = logs
+            .iter()
+            .map(|l| format!("{} committed {:?} last {:?}", l.node, l.committed, l.entries.keys().next_back()))
+            .collect();
+        step(t0, &format!("Raft logs: {compared} committed entries compared on all three ({})", ends.join(", ")));
+    }
     let mut counts: BTreeMap<Nemesis, usize> = BTreeMap::new();
     for n in &ran {
         *counts.entry(*n).or_default() += 1;

@@ -8,7 +8,7 @@ mod history;
 
 use std::collections::BTreeSet;
 
-use checker::{check, check_messages, Violation};
+use checker::{check, check_messages, check_raft_logs, NodeLog, Violation};
 use history::{Event, Replica};
 
 const BOUND: u64 = 60_000;
@@ -160,4 +160,66 @@ fn an_acknowledged_message_not_read_fails() {
     let mut report = check(&clean(), BOUND);
     check_messages(&acked, &[1, 2, 3, 5].into(), &mut report);
     assert_eq!(report.violations, vec![]);
+}
+
+fn node_log(node: &str, committed: Option<u64>, entries: &[(u64, &str)]) -> NodeLog {
+    let entries = entries.iter().map(|(i, e)| (*i, e.to_string())).collect();
+    NodeLog { node: node.into(), committed, purged: None, entries }
+}
+
+#[test]
+fn raft_logs_that_agree_up_to_the_lowest_commit_pass() {
+    // n2 is behind (committed 1) and n0 has an uncommitted entry 3 of a term that lost: neither is compared.
+    let logs = [
+        node_log("n0", Some(2), &[(0, "m"), (1, "a"), (2, "b"), (3, "x")]),
+        node_log("n1", Some(2), &[(0, "m"), (1, "a"), (2, "b"), (3, "c")]),
+        node_log("n2", Some(1), &[(0, "m"), (1, "a")]),
+    ];
+    let mut report = check(&clean(), BOUND);
+    assert_eq!(check_raft_logs(&logs, &mut report), 2);
+    assert_eq!(report.violations, vec![]);
+}
+
+#[test]
+fn raft_logs_that_differ_below_the_commit_fail() {
+    let logs = [
+        node_log("n0", Some(2), &[(0, "m"), (1, "a"), (2, "b")]),
+        node_log("n1", Some(2), &[(0, "m"), (1, "z"), (2, "b")]),
+        node_log("n2", Some(2), &[(0, "m"), (1, "a")]),
+    ];
+    let mut report = check(&clean(), BOUND);
+    assert_eq!(check_raft_logs(&logs, &mut report), 3);
+    let at =
+        |i: u64| report.violations.iter().find(|v| matches!(v, Violation::RaftLogsDiffer { index, .. } if *index == i));
+    // Index 1 differs on n1; index 2 is missing on n2 although n2 says it committed it.
+    assert!(
+        matches!(at(1), Some(Violation::RaftLogsDiffer { entries, .. }) if entries[1] == ("n1".into(), Some("z".into())))
+    );
+    assert!(matches!(at(2), Some(Violation::RaftLogsDiffer { entries, .. }) if entries[2] == ("n2".into(), None)));
+    assert_eq!(report.violations.len(), 2);
+    // A purge moves the start: with everything up to 1 purged on n1, only index 2 is compared.
+    let mut purged = logs.clone();
+    purged[1] = NodeLog { purged: Some(1), ..node_log("n1", Some(2), &[(2, "b")]) };
+    let mut report = check(&clean(), BOUND);
+    assert_eq!(check_raft_logs(&purged, &mut report), 1);
+    assert_eq!(report.violations.len(), 1, "n2 still lacks 2: {:?}", report.violations);
+}
+
+#[test]
+fn failed_elections_under_one_sync_state_set_epoch_are_not_a_fork() {
+    // Master 2 lost, nobody to elect: master epochs 3 and 5 with no master, the SyncStateSet and its epoch kept.
+    let mut h = clean();
+    h.extend([read(600, -1, 3, &[2, 1], 4), read(700, -1, 5, &[2, 1], 4)]);
+    assert_eq!(check(&h, BOUND).violations, vec![]);
+    // A masterless state at a lower master epoch than the master's, or with another set, is still a fork.
+    for odd in [read(600, -1, 1, &[2, 1], 4), read(600, -1, 3, &[2], 4)] {
+        let mut h = clean();
+        h.push(odd);
+        let report = check(&h, BOUND);
+        assert!(
+            report.violations.iter().any(|v| matches!(v, Violation::ForkedState { sss_epoch: 4, .. })),
+            "{:?}",
+            report.violations
+        );
+    }
 }

@@ -73,8 +73,16 @@ impl ReplicasInfo {
         let mut new_master = sync.is_first_time_for_elect().then_some(req.broker_id);
         if new_master.is_none_or(|m| m == ANY_BROKER) {
             let designated = req.designate_elect.then_some(req.broker_id);
+            #[cfg(not(feature = "fault-elect-outside-isr"))]
             let all: Option<BTreeSet<BrokerId>> =
                 enable_elect_unclean_master.then(|| replicas.replicas.keys().copied().collect());
+            // Deliberately broken build (docs/reliability.md, "Broken builds the checker caught"): every replica is
+            // a candidate when the SyncStateSet has nobody alive, as if unclean election were always on.
+            #[cfg(feature = "fault-elect-outside-isr")]
+            let all: Option<BTreeSet<BrokerId>> = {
+                let _ = enable_elect_unclean_master;
+                Some(replicas.replicas.keys().copied().collect())
+            };
             let group = Group { cluster_name: &replicas.cluster_name, broker_name: &replicas.broker_name };
             new_master = elect(live, group, &sync.sync_state_set, all.as_ref(), old_master, designated);
         }

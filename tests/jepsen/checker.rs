@@ -2,7 +2,8 @@
 //!
 //! 1. **One master per epoch**: every answer naming a master for epoch `e` names the same broker.
 //! 2. **One state per SyncStateSet epoch**: two answers with the same `syncStateSetEpoch` carry the same master,
-//!    master epoch and SyncStateSet (a fork of the replicated state shows up here).
+//!    master epoch and SyncStateSet (a fork of the replicated state shows up here), except for failed elections:
+//!    a masterless state at a higher master epoch with the same SyncStateSet (`failed_elections_only`).
 //! 3. **Reads never go back**: if one answer arrived before another request was sent, the later answer's
 //!    `(masterEpoch, syncStateSetEpoch)` is not smaller. Our controllers serve 1004 on the leader only, after
 //!    `ensure_linearizable`, so this is linearizability of reads; a deposed leader answering from an old state
@@ -15,6 +16,9 @@
 //! 6. **No acknowledged message lost**: every message the producer saw SEND_OK for is read by a consumer that
 //!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
 //!    is on every replica in the SyncStateSet, and only those can be elected).
+//! 7. **The committed Raft log is the same on every node**: read from each node's files once they are stopped
+//!    (`raftlog.rs`), every index from the highest purged one up to the lowest committed one is present on every
+//!    node and is the same entry (term, leader, payload) everywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,12 +27,67 @@ use crate::history::{Event, Replica};
 /// A broken rule, with what shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Violation {
-    TwoMastersOneEpoch { epoch: i64, masters: Vec<i64> },
-    ForkedState { sss_epoch: i64, states: Vec<String> },
-    ReadWentBack { earlier: Box<Replica>, later: Box<Replica> },
-    ElectedOutsideSyncStateSet { before: Box<Replica>, after: Box<Replica> },
-    NoMasterAfterHeal { nemesis: String, heal_ms: u64, waited_ms: u64 },
-    LostMessages { count: usize, first: Vec<u64> },
+    TwoMastersOneEpoch {
+        epoch: i64,
+        masters: Vec<i64>,
+    },
+    ForkedState {
+        sss_epoch: i64,
+        states: Vec<String>,
+    },
+    ReadWentBack {
+        earlier: Box<Replica>,
+        later: Box<Replica>,
+    },
+    ElectedOutsideSyncStateSet {
+        before: Box<Replica>,
+        after: Box<Replica>,
+    },
+    NoMasterAfterHeal {
+        nemesis: String,
+        heal_ms: u64,
+        waited_ms: u64,
+    },
+    LostMessages {
+        count: usize,
+        first: Vec<u64>,
+    },
+    /// Rule 7: at `index` (committed on every node) the nodes hold different entries, or one holds none.
+    RaftLogsDiffer {
+        index: u64,
+        entries: Vec<(String, Option<String>)>,
+    },
+}
+
+/// One node's Raft log as read from its files: the entries (as JSON text) by index, and its committed and purged
+/// indexes.
+#[derive(Clone, Debug, Default)]
+pub struct NodeLog {
+    pub node: String,
+    pub committed: Option<u64>,
+    pub purged: Option<u64>,
+    pub entries: BTreeMap<u64, String>,
+}
+
+/// Rule 7 over the logs of all nodes: adds a violation for each index (up to `KEEP`) committed everywhere on which
+/// they differ; returns how many indexes were compared.
+pub fn check_raft_logs(logs: &[NodeLog], report: &mut Report) -> u64 {
+    let Some(upto) = logs.iter().map(|l| l.committed).min().flatten() else { return 0 };
+    // Below every node's purged index some node no longer has the entries: compare only what all must still hold.
+    let from = logs.iter().filter_map(|l| l.purged).max().map_or(0, |p| p + 1);
+    let mut found = 0;
+    for index in from..=upto {
+        let entries: Vec<(String, Option<String>)> =
+            logs.iter().map(|l| (l.node.clone(), l.entries.get(&index).cloned())).collect();
+        let first = &entries[0].1;
+        if first.is_none() || entries.iter().any(|(_, e)| e != first) {
+            if found < KEEP {
+                report.violations.push(Violation::RaftLogsDiffer { index, entries });
+            }
+            found += 1;
+        }
+    }
+    (upto + 1).saturating_sub(from)
 }
 
 /// How long the group took to have a master again after one heal.
@@ -107,7 +166,7 @@ fn one_state_per_sss_epoch<'a>(reads: &[&'a Replica], report: &mut Report) -> Ve
     let mut states = Vec::new();
     for (sss_epoch, rs) in by_epoch {
         let distinct: BTreeSet<_> = rs.iter().map(|r| state_of(r)).collect();
-        if distinct.len() > 1 && forks < KEEP {
+        if distinct.len() > 1 && !failed_elections_only(&distinct) && forks < KEEP {
             forks += 1;
             let shown = distinct.iter().map(|s| format!("{s:?}")).collect();
             report.violations.push(Violation::ForkedState { sss_epoch, states: shown });
@@ -115,6 +174,17 @@ fn one_state_per_sss_epoch<'a>(reads: &[&'a Replica], report: &mut Report) -> Ve
         states.push(rs[0]);
     }
     states
+}
+
+/// Whether the states of one SyncStateSet epoch differ only by failed elections: an election that finds nobody
+/// records a new master epoch with no master and keeps the SyncStateSet and its epoch (Java's controller and ours
+/// alike). So: at most one state with a master, one SyncStateSet, and every masterless state at a higher master
+/// epoch than the state with a master. Anything else under one SyncStateSet epoch is a fork.
+fn failed_elections_only(states: &BTreeSet<(i64, i64, Vec<i64>)>) -> bool {
+    let mastered: Vec<_> = states.iter().filter(|s| s.0 >= 0).collect();
+    let sets: BTreeSet<&Vec<i64>> = states.iter().map(|s| &s.2).collect();
+    let top = mastered.iter().map(|s| s.1).max();
+    mastered.len() <= 1 && sets.len() == 1 && states.iter().filter(|s| s.0 < 0).all(|s| top.is_none_or(|t| s.1 > t))
 }
 
 fn key(r: &Replica) -> (i64, i64) {

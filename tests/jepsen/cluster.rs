@@ -27,6 +27,12 @@ fn signal(pid: u32, signal: &str) {
     assert!(ok, "kill -{signal} {pid}");
 }
 
+/// The `mqnamesrv` our controller nodes and name server run: the one cargo built for this test, or
+/// `JEPSEN_NAMESRV_BIN` (a build with a `fault-*` feature, to show the checker catching its bug).
+fn ours_binary() -> String {
+    std::env::var("JEPSEN_NAMESRV_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mqnamesrv").to_string())
+}
+
 /// A controller node or a name server in a namespace, started again on the same files after a kill: `mqnamesrv`
 /// of ours, or Java 5.5.0's stand-alone controller (`JEPSEN_CONTROLLERS=java`, for the side-by-side runs).
 pub struct Proc {
@@ -112,6 +118,11 @@ impl Proc {
         self.dir.join("out.log")
     }
 
+    /// `controllerStorePath`: our node's Raft files (`raft-log`, `raft-meta.json`), or Java's DLedger store.
+    pub fn store_dir(&self) -> PathBuf {
+        self.dir.join("store")
+    }
+
     /// Starts the process and waits until it accepts connections (through the bridge, as everyone reaches it).
     pub fn start(&mut self) {
         assert!(self.proc.is_none(), "{} is running", self.name);
@@ -120,7 +131,7 @@ impl Proc {
         crate::support::write_properties(&file, &self.props);
         let cmd = match &self.java_lib {
             None => {
-                let mut cmd = self.host.command(env!("CARGO_BIN_EXE_mqnamesrv"));
+                let mut cmd = self.host.command(&ours_binary());
                 cmd.arg("-c").arg(&file).args(&self.args).current_dir(&self.dir).env("HOME", &self.dir);
                 if std::env::var_os("RUST_LOG").is_none() {
                     cmd.env("RUST_LOG", "info");
@@ -299,6 +310,19 @@ impl JavaBroker {
         if let Some(mut p) = self.proc.take() {
             p.kill();
         }
+    }
+
+    fn pid(&self) -> u32 {
+        self.proc.as_ref().and_then(Managed::pid).unwrap_or_else(|| panic!("broker {} is not running", self.name))
+    }
+
+    /// SIGSTOP of the broker's JVM: its connections stay open, nothing is answered or sent.
+    pub fn pause(&self) {
+        signal(self.pid(), "STOP");
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), "CONT");
     }
 
     pub fn log_tail(&self, lines: usize) -> String {

@@ -79,6 +79,9 @@ struct Log {
     /// Opened for appending; its length is `file_len`.
     file: File,
     file_len: u64,
+    /// Deliberately broken build (`fault-ack-before-fsync`): records acknowledged but not yet written, and how many.
+    #[cfg(feature = "fault-ack-before-fsync")]
+    pending: (Vec<u8>, usize),
 }
 
 /// The log store openraft writes through. Cloning shares the log (openraft's `LogReader` is one of these).
@@ -113,7 +116,16 @@ impl LogStore {
             file.set_len(good_len).map_err(io_error(&log_path))?;
             file.sync_all().map_err(io_error(&log_path))?;
         }
-        let mut log = Log { log_path, meta_path, meta, entries: BTreeMap::new(), file, file_len: good_len };
+        let mut log = Log {
+            log_path,
+            meta_path,
+            meta,
+            entries: BTreeMap::new(),
+            file,
+            file_len: good_len,
+            #[cfg(feature = "fault-ack-before-fsync")]
+            pending: (Vec::new(), 0),
+        };
         let purged = log.meta.purged.map(|id| id.index);
         let mut saw_purged = false;
         for (entry, offset) in records {
@@ -251,6 +263,24 @@ impl Log {
         if buf.is_empty() {
             return Ok(());
         }
+        #[cfg(feature = "fault-ack-before-fsync")]
+        {
+            // Deliberately broken build (docs/reliability.md, "Broken builds the checker caught"): the records are
+            // acknowledged to openraft while they are still in this process's memory, and written and synced only
+            // once 8 have gathered (or before a truncate or purge). A kill -9 loses them as a power cut loses a page
+            // cache never synced: a node forgets entries it told the leader were durable.
+            self.pending.0.extend_from_slice(&buf);
+            self.pending.1 += added.len();
+            self.file_len += buf.len() as u64;
+            for stored in added {
+                self.entries.insert(stored.entry.log_id.index, stored);
+            }
+            if self.pending.1 >= 8 {
+                self.write_pending()?;
+            }
+            return Ok(());
+        }
+        #[allow(unreachable_code)]
         let written = self.file.write_all(&buf).and_then(|()| self.file.sync_data());
         if let Err(e) = written {
             // Leave the file as the map says it is; if even that fails the next open drops the torn tail.
@@ -264,8 +294,17 @@ impl Log {
         Ok(())
     }
 
+    /// `fault-ack-before-fsync`: writes and syncs the records acknowledged before.
+    #[cfg(feature = "fault-ack-before-fsync")]
+    fn write_pending(&mut self) -> Result<(), LogStoreError> {
+        let (buf, _) = std::mem::take(&mut self.pending);
+        self.file.write_all(&buf).and_then(|()| self.file.sync_data()).map_err(io_error(&self.log_path))
+    }
+
     /// Drops the entries from `index` on.
     fn truncate(&mut self, index: u64) -> Result<(), LogStoreError> {
+        #[cfg(feature = "fault-ack-before-fsync")]
+        self.write_pending()?;
         let Some(offset) = self.entries.range(index..).next().map(|(_, stored)| stored.offset) else {
             return Ok(());
         };
@@ -277,6 +316,8 @@ impl Log {
 
     /// Drops the entries up to `log_id`, inclusive: the purged id first, then the file.
     fn purge(&mut self, log_id: LogId) -> Result<(), LogStoreError> {
+        #[cfg(feature = "fault-ack-before-fsync")]
+        self.write_pending()?;
         if self.meta.purged.is_some_and(|purged| purged >= log_id) {
             return Ok(());
         }
@@ -350,6 +391,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
+        // `fault-ack-before-fsync`: a committed id past the records written would stop the node at its next start
+        // (openraft re-applies up to it); the broken build does not keep it, to lose entries, not to crash.
+        #[cfg(feature = "fault-ack-before-fsync")]
+        {
+            let _ = committed;
+            return Ok(());
+        }
+        #[allow(unreachable_code)]
         let mut log = self.lock();
         if log.meta.committed == committed {
             return Ok(());
