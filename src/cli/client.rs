@@ -11,7 +11,7 @@ use crate::protocol::{frame, RemotingCommand, DEFAULT_MAX_FRAME};
 
 use super::CliError;
 
-pub struct Client {
+pub(super) struct Client {
     stream: TcpStream,
     /// The address as the user wrote it, for messages.
     addr: String,
@@ -24,7 +24,7 @@ pub struct Client {
 
 impl Client {
     /// Resolves `addr` (`host:port`) and connects to the first address that accepts within `timeout`.
-    pub fn connect(addr: &str, timeout: Duration) -> Result<Client, CliError> {
+    pub(super) fn connect(addr: &str, timeout: Duration) -> Result<Client, CliError> {
         let unreachable = |reason: String| CliError::Unreachable { addr: addr.to_string(), reason };
         let candidates: Vec<SocketAddr> =
             addr.to_socket_addrs().map_err(|e| unreachable(format!("cannot resolve the address: {e}")))?.collect();
@@ -51,24 +51,24 @@ impl Client {
     }
 
     /// Signs every request with `credentials` from now on.
-    pub fn signing(mut self, credentials: Option<(String, crate::acl::signature::Key)>) -> Client {
+    pub(super) fn signing(mut self, credentials: Option<(String, crate::acl::signature::Key)>) -> Client {
         self.sign = credentials;
         self
     }
 
-    pub fn addr(&self) -> &str {
+    pub(super) fn addr(&self) -> &str {
         &self.addr
     }
 
     /// A request with a fresh opaque (JSON header, language JAVA, version 513).
-    pub fn cmd(&mut self, code: i32) -> RemotingCommand {
+    pub(super) fn cmd(&mut self, code: i32) -> RemotingCommand {
         let opaque = self.next_opaque;
         self.next_opaque += 1;
         RemotingCommand::request(code, opaque)
     }
 
     /// Sends `cmd` and waits for the response with its opaque; other frames are skipped.
-    pub fn request(&mut self, mut cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
+    pub(super) fn request(&mut self, mut cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
         if let Some((ak, key)) = &self.sign {
             use crate::acl::signature::{ACCESS_KEY, SIGNATURE};
             cmd = cmd.with_ext(ACCESS_KEY, ak.as_str());
