@@ -141,6 +141,7 @@ pub(crate) fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingComm
 
 /// `encode_register` as a broker of release `version` sends it (the body layout and the request version follow
 /// it: 4.9 and 5.x bodies differ).
+#[doc(hidden)]
 pub fn encode_register_as(reg: &RegisterBroker, opaque: i32, version: i32) -> RemotingCommand {
     let bytes = body::encode_register_broker_body(&reg.body, false, version);
     let mut cmd = RemotingCommand::request(crate::protocol::RequestCode::REGISTER_BROKER, opaque)
