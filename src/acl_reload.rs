@@ -16,7 +16,7 @@ use crate::acl::{file, Acl};
 use crate::metrics::AclMetrics;
 
 /// How often the file is looked at.
-pub const PERIOD: Duration = Duration::from_millis(500);
+pub(crate) const PERIOD: Duration = Duration::from_millis(500);
 
 /// Why the account file could not be used. The messages name the key that chose the file (`aclFile`) and the
 /// path, so an operator knows which setting to fix at start-up.
@@ -31,7 +31,7 @@ pub enum AclFileError {
 }
 
 /// Reads and parses the account file; also returns a fingerprint of its bytes.
-pub fn load(path: &Path) -> Result<(Acl, u64), AclFileError> {
+pub(crate) fn load(path: &Path) -> Result<(Acl, u64), AclFileError> {
     let bytes = std::fs::read(path).map_err(|source| AclFileError::Read { path: path.into(), source })?;
     let fingerprint = fingerprint(&bytes);
     let text = String::from_utf8(bytes).map_err(|_| AclFileError::NotUtf8 { path: path.into() })?;
@@ -44,7 +44,7 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 }
 
 /// The thread's state.
-pub struct Reloader {
+pub(crate) struct Reloader {
     pub path: PathBuf,
     pub cell: Arc<ArcSwap<Acl>>,
     pub metrics: Arc<AclMetrics>,
@@ -54,7 +54,7 @@ pub struct Reloader {
 
 impl Reloader {
     /// Until `stop` is dropped or signalled.
-    pub fn run(mut self, stop: Receiver<()>) {
+    pub(crate) fn run(mut self, stop: Receiver<()>) {
         loop {
             match stop.recv_timeout(PERIOD) {
                 Err(RecvTimeoutError::Timeout) => self.check(),
@@ -64,7 +64,7 @@ impl Reloader {
     }
 
     /// One look at the file.
-    pub fn check(&mut self) {
+    pub(crate) fn check(&mut self) {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
             Err(e) => {

@@ -38,13 +38,13 @@ impl AllowList {
     }
 
     /// Off: no list configured.
-    pub fn is_off(&self) -> bool {
+    pub(crate) fn is_off(&self) -> bool {
         self.nets.is_empty()
     }
 
     /// May `peer` send writes? Always when the list is off. An IPv4-mapped IPv6 peer (`::ffff:a.b.c.d`, what a
     /// dual-stack listener reports) is matched as the IPv4 address it is.
-    pub fn allows(&self, peer: IpAddr) -> bool {
+    pub(crate) fn allows(&self, peer: IpAddr) -> bool {
         let peer = canonical(peer);
         self.is_off() || self.nets.iter().any(|n| n.contains(&peer))
     }

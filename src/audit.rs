@@ -17,16 +17,16 @@ use crate::clip::{clip, ACCESS_KEY_CHARS, NAME_CHARS, REMARK_CHARS};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 
 /// The tracing target of every audit line.
-pub const TARGET: &str = "audit";
+pub(crate) const TARGET: &str = "audit";
 
 /// Is anybody listening? Callers skip building facts when not.
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     tracing::enabled!(target: "audit", Level::INFO)
 }
 
 /// A write answered without reaching the writer: invalid, or with nothing to do. (Writes refused for a limit, the
 /// allow-list or the ACL go through `RefusedWrite`.)
-pub fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
+pub(crate) fn answered(peer: IpAddr, account: Option<&str>, req: &RemotingCommand, response: &RemotingCommand) {
     if enabled() {
         let (code, remark) = (response.code, response.remark.as_deref().unwrap_or(""));
         line(peer, account, req.code, &answered_facts(account, req), code, remark, false);
@@ -46,7 +46,7 @@ fn answered_facts(account: Option<&str>, req: &RemotingCommand) -> String {
 /// (`handlers::dispatch`, on a reactor or the decoder thread), then written — or counted into a summary, when the
 /// same peer was refused the same way moments before — by the reactor that answers it (`reactor/refusals.rs`).
 #[derive(Debug)]
-pub struct RefusedWrite {
+pub(crate) struct RefusedWrite {
     pub peer: IpAddr,
     account: Option<String>,
     code: i32,
@@ -55,7 +55,7 @@ pub struct RefusedWrite {
 
 impl RefusedWrite {
     /// `None` when nobody listens to the audit trail.
-    pub fn new(peer: IpAddr, account: Option<&str>, req: &RemotingCommand) -> Option<Box<RefusedWrite>> {
+    pub(crate) fn new(peer: IpAddr, account: Option<&str>, req: &RemotingCommand) -> Option<Box<RefusedWrite>> {
         enabled().then(|| {
             let facts = answered_facts(account, req);
             Box::new(RefusedWrite { peer, account: account.map(str::to_owned), code: req.code, facts })
@@ -63,7 +63,7 @@ impl RefusedWrite {
     }
 
     /// The line, with the refusal's outcome and remark.
-    pub fn write(&self, response: &RemotingCommand) {
+    pub(crate) fn write(&self, response: &RemotingCommand) {
         let remark = response.remark.as_deref().unwrap_or("");
         line(self.peer, self.account.as_deref(), self.code, &self.facts, response.code, remark, false);
     }
@@ -71,7 +71,7 @@ impl RefusedWrite {
 
 /// The refused writes of one peer (`None`: of the peers past the tracked ones) not audited one by one in the
 /// interval that just ended.
-pub fn refusals_summary(peer: Option<IpAddr>, reason: &str, more: u64, seconds: i64) {
+pub(crate) fn refusals_summary(peer: Option<IpAddr>, reason: &str, more: u64, seconds: i64) {
     let from = peer.map_or_else(|| "other peers".to_string(), |p| p.to_string());
     tracing::info!(target: "audit", peer = %from, reason, more, seconds,
         "… and {more} more refusals of {reason} from {from} in the last {seconds}s");
@@ -79,7 +79,15 @@ pub fn refusals_summary(peer: Option<IpAddr>, reason: &str, more: u64, seconds: 
 
 /// A write the writer applied (or failed to make durable), answered `outcome` with `remark`. `routine`: it changed
 /// nothing an operator looks for.
-pub fn applied(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i32, remark: &str, routine: bool) {
+pub(crate) fn applied(
+    peer: IpAddr,
+    account: Option<&str>,
+    code: i32,
+    facts: &str,
+    outcome: i32,
+    remark: &str,
+    routine: bool,
+) {
     line(peer, account, code, facts, outcome, remark, routine);
 }
 
@@ -95,7 +103,7 @@ fn line(peer: IpAddr, account: Option<&str>, code: i32, facts: &str, outcome: i3
 }
 
 /// A broker left the route table, and why.
-pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
+pub(crate) fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
     let (cluster, broker, addr) = (&*clip(cluster, NAME_CHARS), &*clip(broker, NAME_CHARS), &*clip(addr, NAME_CHARS));
     tracing::info!(target: "audit", cluster, broker, id, addr, cause, "broker removed");
 }
@@ -103,7 +111,7 @@ pub fn removed(cluster: &str, broker: &str, id: i64, addr: &str, cause: &str) {
 /// The controller's requests that change its state (ids applied, registrations, elections, SyncStateSet changes,
 /// cleans, config updates), accepted or refused, with the new master or epoch the answer carries. Heartbeats and
 /// reads are not logged.
-pub fn controller(peer: IpAddr, req: &RemotingCommand, response: &RemotingCommand) {
+pub(crate) fn controller(peer: IpAddr, req: &RemotingCommand, response: &RemotingCommand) {
     use crate::protocol::code::ControllerRequestCode as CC;
     let request = match req.code {
         CC::CONTROLLER_ALTER_SYNC_STATE_SET => "CONTROLLER_ALTER_SYNC_STATE_SET",
@@ -148,7 +156,7 @@ pub fn controller(peer: IpAddr, req: &RemotingCommand, response: &RemotingComman
 }
 
 /// The controller elected (or failed to elect) a master on its own, after the master was lost.
-pub fn controller_election(broker: &str, master: Option<i64>, epoch: Option<i32>, outcome: i32, remark: &str) {
+pub(crate) fn controller_election(broker: &str, master: Option<i64>, epoch: Option<i32>, outcome: i32, remark: &str) {
     let master = master.map_or_else(|| "-".to_string(), |m| m.to_string());
     let epoch = epoch.map_or_else(|| "-".to_string(), |e| e.to_string());
     tracing::info!(target: "audit", broker, master, epoch, outcome, remark, "controller election");
@@ -156,7 +164,7 @@ pub fn controller_election(broker: &str, master: Option<i64>, epoch: Option<i32>
 
 /// The ext fields an operator identifies a request by, and for UPDATE_NAMESRV_CONFIG the keys of its body (never
 /// their values, never a KV value, never a signature).
-pub fn request_facts(req: &RemotingCommand) -> String {
+pub(crate) fn request_facts(req: &RemotingCommand) -> String {
     const SHOWN: [&str; 8] =
         ["clusterName", "brokerName", "brokerAddr", "brokerId", "cluster", "topic", "namespace", "key"];
     let mut out = String::new();
@@ -177,7 +185,7 @@ pub fn request_facts(req: &RemotingCommand) -> String {
 
 /// Appends `key=value`, space-separated, with the value quoted if it has a space or a quote (names are peers'
 /// input: a crafted one must not fake another field) and cut to `NAME_CHARS` (nor flood the trail).
-pub fn push(out: &mut String, key: &str, value: &str) {
+pub(crate) fn push(out: &mut String, key: &str, value: &str) {
     let value = &*clip(value, NAME_CHARS);
     if !out.is_empty() {
         out.push(' ');

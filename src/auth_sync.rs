@@ -26,7 +26,7 @@ use crate::remoting::{Conn, RemoteError};
 use crate::state::Snapshot;
 
 /// AUTH_LIST_USER.
-pub const AUTH_LIST_USER: i32 = 3005;
+pub(crate) const AUTH_LIST_USER: i32 = 3005;
 /// Brokers whose answers are merged in one refresh; failing brokers are passed over, up to `MAX_TRIED` tries.
 const ANSWERS_WANTED: usize = 3;
 const MAX_TRIED: usize = 8;
@@ -35,7 +35,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Why one broker gave no list.
 #[derive(Debug, thiserror::Error)]
-pub enum AskError {
+pub(crate) enum AskError {
     #[error("cannot reach {addr}: {reason}")]
     Unreachable { addr: String, reason: String },
     /// Connected, but no answer came back (the same wording as `Unreachable` in the log).
@@ -48,7 +48,7 @@ pub enum AskError {
 }
 
 /// The thread's state.
-pub struct UserSync {
+pub(crate) struct UserSync {
     pub base: Base,
     pub cell: Arc<ArcSwap<Acl>>,
     pub snapshot: Arc<ArcSwap<Snapshot>>,
@@ -63,7 +63,7 @@ pub struct UserSync {
 
 /// The users the cache file holds, or none (a missing file is a first start; a broken one is logged and ignored:
 /// the brokers will be asked).
-pub fn load_cache(path: &std::path::Path) -> Vec<User> {
+pub(crate) fn load_cache(path: &std::path::Path) -> Vec<User> {
     match std::fs::read(path) {
         Ok(bytes) => users::parse_list(&bytes).unwrap_or_else(|e| {
             warn!(path = %path.display(), error = %e, "the saved ACL 2.0 users cannot be read; waiting for the brokers");
@@ -75,7 +75,7 @@ pub fn load_cache(path: &std::path::Path) -> Vec<User> {
 
 impl UserSync {
     /// Refreshes at once, then every `interval` until `stop` is dropped or signalled.
-    pub fn run(mut self, stop: Receiver<()>) {
+    pub(crate) fn run(mut self, stop: Receiver<()>) {
         loop {
             self.refresh(&stop);
             match stop.recv_timeout(self.interval) {
@@ -87,7 +87,7 @@ impl UserSync {
 
     /// One round: ask, merge, swap in, save. A stop is looked for between brokers, so that a round against brokers
     /// that do not answer (up to `MAX_TRIED` × 4 s) holds a shutdown up for one broker's timeouts at most.
-    pub fn refresh(&mut self, stop: &Receiver<()>) {
+    pub(crate) fn refresh(&mut self, stop: &Receiver<()>) {
         let Some((ak, sk)) = self.base.inner.clone() else {
             // Nothing to sign with: the brokers would refuse us. Start-up says so; the configured users stand.
             return;
@@ -133,7 +133,7 @@ impl UserSync {
     }
 
     /// Swaps the account set for `users` in.
-    pub fn apply(&mut self, users: Vec<User>) {
+    pub(crate) fn apply(&mut self, users: Vec<User>) {
         let acl = users::acl(&self.base, &users);
         self.metrics.accounts.store(acl.accounts.len() as u64, Relaxed);
         info!(users = users.len(), "ACL 2.0 users taken into use");
@@ -167,7 +167,7 @@ fn brokers(snap: &Snapshot) -> Vec<String> {
 }
 
 /// Asks one broker for its users.
-pub fn ask(addr: &str, access_key: &str, key: &signature::Key) -> Result<Vec<User>, AskError> {
+pub(crate) fn ask(addr: &str, access_key: &str, key: &signature::Key) -> Result<Vec<User>, AskError> {
     let failed = |e: RemoteError| match e {
         e if e.is_unreachable() => AskError::Unreachable { addr: addr.to_string(), reason: e.to_string() },
         source => AskError::NoAnswer { addr: addr.to_string(), source },

@@ -9,18 +9,18 @@
 use std::borrow::Cow;
 
 /// An `AccessKey` shown in a remark or an audit line. Real keys are short (RocketMQ's are under 32 characters).
-pub const ACCESS_KEY_CHARS: usize = 64;
+pub(crate) const ACCESS_KEY_CHARS: usize = 64;
 
 /// Any other name a peer chose, shown as a fact of an audit line or in a remark: topic (Java allows up to 127
 /// characters), broker, cluster, namespace, KV key, config keys.
-pub const NAME_CHARS: usize = 128;
+pub(crate) const NAME_CHARS: usize = 128;
 
 /// A whole remark in a log or audit line (it may quote one or more of the names above).
-pub const REMARK_CHARS: usize = 512;
+pub(crate) const REMARK_CHARS: usize = 512;
 
 /// `text` if it has at most `max_chars` characters; otherwise its first `max_chars` characters (cut on a character
 /// boundary) followed by `…(+N chars)`, N being the characters left out.
-pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+pub(crate) fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
     match text.char_indices().nth(max_chars) {
         None => Cow::Borrowed(text),
         Some((end, _)) => {

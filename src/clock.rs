@@ -21,6 +21,7 @@ impl Clock for SystemClock {
 
 /// A clock that only moves when told to (tests).
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct ManualClock(AtomicI64);
 
 impl ManualClock {

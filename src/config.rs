@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 use crate::protocol::props;
 
 mod controller_keys;
-pub use controller_keys::CONTROLLER_KEYS;
+pub(crate) use controller_keys::CONTROLLER_KEYS;
 mod update;
-pub use update::{Refused, Updated, BLACK_LISTED};
 
 /// A value that a properties string converts into, with Java's `MixAll.properties2Object` rules.
-pub trait ConfigValue: Sized {
+pub(crate) trait ConfigValue: Sized {
     fn parse_value(s: &str) -> Option<Self>;
     fn show(&self) -> String;
 }
@@ -74,7 +73,7 @@ impl<T: ConfigValue> ConfigValue for Option<T> {
 /// a value is never served, on either port (GET_NAMESRV_CONFIG, `/api/config`); only `-p`, on the operator's own
 /// terminal, prints it. By name rather than by a list, so that keys of the `-c` file nobody told us about (a
 /// broker's `innerClientAuthenticationCredentials`, say) are covered too.
-pub fn is_secret_key(key: &str) -> bool {
+pub(crate) fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     ["password", "secret", "credential", "accesskey", "token", "privatekey"].iter().any(|w| k.contains(w))
 }
@@ -161,7 +160,7 @@ macro_rules! config_table {
 }
 
 /// The update policy of a known key; `None` for keys not in the table.
-pub fn update_policy(key: &str) -> Option<Update> {
+pub(crate) fn update_policy(key: &str) -> Option<Update> {
     KEYS.iter().find(|(name, _, _)| *name == key).map(|(_, _, update)| *update)
 }
 
@@ -394,7 +393,7 @@ impl Config {
 
     /// The account file of `aclEnable`: `aclFile` (relative to `rocketmqHome` unless absolute), or
     /// `<rocketmqHome>/conf/plain_acl.yml` where Java's broker looks for it.
-    pub fn acl_path(&self) -> Result<PathBuf, AclPathError> {
+    pub(crate) fn acl_path(&self) -> Result<PathBuf, AclPathError> {
         let home = self.rocketmq_home.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(PathBuf::from);
         let file = self.acl_file.trim();
         match (file, home) {
@@ -407,12 +406,12 @@ impl Config {
     }
 
     /// `needWaitForService`: routes are refused until `waitSecondsForService` have passed since start.
-    pub fn waiting_for_service(&self, ms_since_start: i64) -> bool {
+    pub(crate) fn waiting_for_service(&self, ms_since_start: i64) -> bool {
         self.need_wait_for_service && ms_since_start < i64::from(self.wait_seconds_for_service) * 1000
     }
 
     /// The number of reactor threads to run: the setting, or one per core.
-    pub fn reactor_count(&self) -> usize {
+    pub(crate) fn reactor_count(&self) -> usize {
         if self.reactor_threads > 0 {
             self.reactor_threads
         } else {

@@ -5,9 +5,9 @@
 use std::thread::JoinHandle;
 
 /// The exit code when a critical thread panicked (EX_SOFTWARE).
-pub const EXIT_THREAD_PANICKED: i32 = 70;
+pub(crate) const EXIT_THREAD_PANICKED: i32 = 70;
 
-pub fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> std::io::Result<JoinHandle<()>> {
+pub(crate) fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> std::io::Result<JoinHandle<()>> {
     let thread = name.clone();
     std::thread::Builder::new().name(name).spawn(move || {
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {

@@ -31,14 +31,14 @@ use crate::writer::ReactorLink;
 const WRITER_WAIT: Duration = Duration::from_secs(10);
 
 /// One deferred request.
-pub struct Job {
+pub(crate) struct Job {
     pub conn: ConnId,
     pub peer: SocketAddr,
     pub request: RemotingCommand,
     pub received: Instant,
 }
 
-pub struct Decoder {
+pub(crate) struct Decoder {
     pub jobs: Receiver<Job>,
     pub cell: Arc<ArcSwap<Snapshot>>,
     pub writer: write_command::WriterQueue,
@@ -55,7 +55,7 @@ pub struct Decoder {
 
 impl Decoder {
     /// Until every reactor has dropped its sender.
-    pub fn run(self) {
+    pub(crate) fn run(self) {
         lower_priority();
         let no_cache = RefCell::new(RouteCache::new(0));
         let mut spent = self.spent.clone();

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-pub use crate::model::NameSample;
+pub(crate) use crate::model::NameSample;
 
 /// One change, as the feed reports it. Names are the peers' input: rendering escapes them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// A broker registered for the first time (`first`), or re-registered with changed topics.
     BrokerRegistered {
         cluster: String,
@@ -67,7 +67,7 @@ pub enum Change {
 
 /// A change with its place in the stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// 1, 2, 3, … from the start of this process.
     pub seq: u64,
     pub time_ms: i64,
@@ -76,7 +76,7 @@ pub struct Event {
 
 /// What a reader gets.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Read {
+pub(crate) enum Read {
     /// The next events after the reader's position (possibly none, after the wait).
     Events(Vec<Arc<Event>>),
     /// Events after the reader's position were pushed out of the ring before it read them: `missed` of them,
@@ -87,7 +87,7 @@ pub enum Read {
 }
 
 /// The ring. `capacity` 0 keeps nothing (the feed is off).
-pub struct Feed {
+pub(crate) struct Feed {
     capacity: usize,
     /// When this process started: a resume id from another process (another `boot_ms`) is not ours.
     pub boot_ms: i64,
@@ -106,16 +106,16 @@ struct Ring {
 }
 
 impl Feed {
-    pub fn new(capacity: usize, boot_ms: i64) -> Feed {
+    pub(crate) fn new(capacity: usize, boot_ms: i64) -> Feed {
         Feed { capacity, boot_ms, ring: Mutex::new(Ring::default()), grew: Notify::new() }
     }
 
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.capacity > 0
     }
 
     /// The writer's side: numbers and keeps `changes`, pushing the oldest out past the capacity, and wakes readers.
-    pub fn append(&self, time_ms: i64, changes: impl IntoIterator<Item = Change>) {
+    pub(crate) fn append(&self, time_ms: i64, changes: impl IntoIterator<Item = Change>) {
         if !self.is_on() {
             return;
         }
@@ -137,12 +137,12 @@ impl Feed {
     }
 
     /// The seq of the newest event.
-    pub fn head(&self) -> u64 {
+    pub(crate) fn head(&self) -> u64 {
         self.lock().head
     }
 
     /// The events after `after` (at most `max`), waiting up to `wait` for one if there are none yet.
-    pub async fn next(&self, after: u64, max: usize, wait: Duration) -> Read {
+    pub(crate) async fn next(&self, after: u64, max: usize, wait: Duration) -> Read {
         // Registered before the ring is looked at: an append between the look and the wait still wakes us.
         let woken = self.grew.notified();
         tokio::pin!(woken);
@@ -157,7 +157,7 @@ impl Feed {
     }
 
     /// The events after `after` (at most `max`), without waiting.
-    pub fn read(&self, after: u64, max: usize) -> Read {
+    pub(crate) fn read(&self, after: u64, max: usize) -> Read {
         let ring = self.lock();
         let oldest = ring.events.front().map_or(ring.head + 1, |e| e.seq);
         let start = after.max(oldest - 1);
@@ -175,14 +175,14 @@ impl Feed {
     }
 
     /// The last `n` events' position: a reader starting there gets them first.
-    pub fn replay_from(&self, n: u64) -> u64 {
+    pub(crate) fn replay_from(&self, n: u64) -> u64 {
         let ring = self.lock();
         let oldest = ring.events.front().map_or(ring.head + 1, |e| e.seq);
         ring.head.saturating_sub(n).max(oldest - 1)
     }
 
     /// Ends every stream (shutdown).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.grew.notify_waiters();
     }

@@ -10,9 +10,9 @@
 //! know). It never blocks the writer or a reactor: it reads our snapshot like any reader, and every wait on a peer
 //! is bounded (`peer`). Not a critical thread: a fleet view that stopped leaves the name server serving.
 
-pub mod facts;
-pub mod peer;
-pub mod wire;
+pub(crate) mod facts;
+pub(crate) mod peer;
+pub(crate) mod wire;
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -41,7 +41,7 @@ const MAX_REMEMBERED: usize = 100_000;
 const REPROBE_EVERY: u32 = 20;
 
 /// `namesrvPeers`: `;`- or `,`-separated `host:port`, blanks and duplicates dropped, our own address left out.
-pub fn peers(config: &Config) -> Vec<String> {
+pub(crate) fn peers(config: &Config) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for a in config.namesrv_peers.split([';', ',']).map(str::trim).filter(|a| !a.is_empty()) {
         if !out.iter().any(|o| o == a) && !is_self(a, config.listen_port) {
@@ -72,7 +72,7 @@ struct Seen {
 }
 
 /// The fleet thread.
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub peers: Vec<String>,
     pub interval: Duration,
     pub cell: Arc<ArcSwap<Snapshot>>,
@@ -84,7 +84,7 @@ pub struct Fleet {
 
 impl Fleet {
     /// The thread's state for `config`, or `None` without peers.
-    pub fn from_config(
+    pub(crate) fn from_config(
         config: &Config,
         cell: Arc<ArcSwap<Snapshot>>,
         clock: Arc<dyn Clock>,
@@ -111,7 +111,7 @@ impl Fleet {
     }
 
     /// Checks at once, then every `interval` until `stop` is signalled or dropped.
-    pub fn run(self, stop: Receiver<()>) {
+    pub(crate) fn run(self, stop: Receiver<()>) {
         let mut seen: Vec<Seen> = self.peers.iter().map(|_| Seen::default()).collect();
         loop {
             for (addr, seen) in self.peers.iter().zip(seen.iter_mut()) {
@@ -234,7 +234,7 @@ fn confirm(aspect: Aspect, diff: &Diff, last: &mut HashSet<u64>) -> AspectDrift 
 }
 
 /// `/api/fleet` (the console's fleet page reads this shape; docs/operations.md).
-pub fn api_json(view: Option<&FleetView>) -> Value {
+pub(crate) fn api_json(view: Option<&FleetView>) -> Value {
     let Some(view) = view else {
         return json!({ "enabled": false, "intervalMs": 0, "peers": [] });
     };

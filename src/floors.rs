@@ -31,14 +31,22 @@ fn declared_floors() -> BTreeMap<String, u32> {
     floors
 }
 
-/// The top-level modules `lib.rs` declares.
+/// The top-level modules `lib.rs` declares, whatever their visibility (`mod`, `pub mod`, `pub(crate) mod`, …).
 fn lib_modules() -> BTreeSet<String> {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
-    lib.lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod ")))
-        .map(|l| l.trim_end_matches(';').trim().to_string())
-        .filter(|m| m != "floors")
-        .collect()
+    lib.lines().filter_map(module_declared).filter(|m| m != "floors").collect()
+}
+
+/// The module a line such as `pub(crate) mod x;` declares.
+fn module_declared(line: &str) -> Option<String> {
+    let line = line.trim();
+    let rest = match line.strip_prefix("pub") {
+        Some(r) if r.starts_with('(') => &r[r.find(')')? + 1..],
+        Some(r) => r,
+        None => line,
+    };
+    let name = rest.trim_start().strip_prefix("mod ")?.trim().strip_suffix(';')?.trim();
+    Some(name.to_string())
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -190,6 +198,16 @@ fn no_module_circles() {
             let circle = visit(m, &graph, &mut colour, &mut Vec::new());
             assert!(circle.is_none(), "modules import each other in a circle: {}", circle.unwrap().join(" → "));
         }
+    }
+}
+
+#[test]
+fn the_module_reader_sees_every_visibility() {
+    for line in ["mod a;", "pub mod a;", "pub(crate) mod a;", "  pub(super) mod a ;", "pub(in crate::x) mod a;"] {
+        assert_eq!(module_declared(line).as_deref(), Some("a"), "{line}");
+    }
+    for line in ["mod tests {", "// mod a;", "pub use a::b;", "pub fn module();", "pub(crate) model: u8,"] {
+        assert_eq!(module_declared(line), None, "{line}");
     }
 }
 

@@ -46,44 +46,64 @@
 //! - `remoting`: the one blocking remoting client (bounded waits, answers by opaque, signed when asked), for the CLI,
 //!   `auth_sync` and `fleet`.
 //!
+//! The public surface (decision 0031): everything is `pub(crate)` unless the binary, the benches, the perf harness
+//! (`perf/`) or the fuzz targets (`fuzz/`) use it, and `unreachable_pub` keeps it so. Public modules, and for whom:
+//! - `acl`: the account file, signatures and address patterns (benches, perf, fuzz).
+//! - `cli`: `mqnamesrv admin`'s arguments and runner (the binary).
+//! - `clock`: the system clock the controller node is started with (the binary).
+//! - `config`: `Config` and its file (the binary, benches, fuzz).
+//! - `controller_node`: starting the controller alone, `mqnamesrv controller` (the binary).
+//! - `handlers`: the route cache and the registration checksum (benches).
+//! - `health`: the verdicts over a route view (benches).
+//! - `logging`: log set-up (the binary).
+//! - `model`: the registration body, topic configs, data versions (benches, perf, fuzz).
+//! - `protocol`: frames, headers, codes and bodies (benches, perf, fuzz).
+//! - `server`: start-up and the running server's handle (the binary).
+//! - `state`: route tables and views (benches, perf).
+//! - `test_support`: the few other items the project's own tests (`tests/`) need, re-exported; hidden, not an API.
+//!
 //! Invariants (tested; see docs/architecture.md): publish before reply; only the writer mutates; one snapshot load
 //! per request; no reactor blocks; connection close is a write; replies matched by opaque, one-way gets nothing;
 //! publishing costs O(what changed); route bodies are never built on the write path.
+
+#![warn(unreachable_pub)]
 
 /// `0.1.0 (commit)`: what `--version` and the `namesrv_build_info` metric say.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NAMESRV_COMMIT"), ")");
 
 pub mod acl;
-pub mod acl_reload;
-pub mod allow_list;
-pub mod audit;
-pub mod auth_sync;
+pub(crate) mod acl_reload;
+pub(crate) mod allow_list;
+pub(crate) mod audit;
+pub(crate) mod auth_sync;
 pub mod cli;
-pub mod clip;
+pub(crate) mod clip;
 pub mod clock;
 pub mod config;
-pub mod controller;
+pub(crate) mod controller;
 pub mod controller_node;
-pub mod critical;
-pub mod decoder;
-pub mod feed;
-pub mod fleet;
+pub(crate) mod critical;
+pub(crate) mod decoder;
+pub(crate) mod feed;
+pub(crate) mod fleet;
 #[cfg(test)]
 mod floors;
 pub mod handlers;
 pub mod health;
-pub mod http;
-pub mod limit;
+pub(crate) mod http;
+pub(crate) mod limit;
 pub mod logging;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod model;
-pub mod persist;
+pub(crate) mod persist;
 pub mod protocol;
-pub mod reactor;
-pub mod remoting;
+pub(crate) mod reactor;
+pub(crate) mod remoting;
 pub mod server;
 pub mod state;
-pub mod tls;
-pub mod warm;
-pub mod write_command;
-pub mod writer;
+#[doc(hidden)]
+pub mod test_support;
+pub(crate) mod tls;
+pub(crate) mod warm;
+pub(crate) mod write_command;
+pub(crate) mod writer;

@@ -14,7 +14,7 @@ pub enum Limit {
 }
 
 impl Limit {
-    pub const ALL: [Limit; 7] = [
+    pub(crate) const ALL: [Limit; 7] = [
         Limit::AdminAllowList,
         Limit::Acl,
         Limit::TopicsPerRegistration,
@@ -25,7 +25,7 @@ impl Limit {
     ];
 
     /// The metric label and log field.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Limit::AdminAllowList => "admin_allow_list",
             Limit::Acl => "acl",
@@ -42,19 +42,19 @@ impl Limit {
 /// 65,536 decoded registrations or 256 bodies of 16 MiB pile up. Taken when a request is queued, given back when it
 /// has been handled; over the budget the request is refused (SYSTEM_BUSY, as for a full queue). 0 = unlimited.
 #[derive(Debug, Default)]
-pub struct ByteBudget {
+pub(crate) struct ByteBudget {
     used: std::sync::atomic::AtomicUsize,
     cap: usize,
 }
 
 impl ByteBudget {
-    pub fn new(cap: usize) -> ByteBudget {
+    pub(crate) fn new(cap: usize) -> ByteBudget {
         ByteBudget { used: Default::default(), cap }
     }
 
     /// Takes `n` bytes if they fit. A request larger than the whole budget still fits into an empty queue, so a
     /// legitimate large registration is never refused on an idle server.
-    pub fn try_take(&self, n: usize) -> bool {
+    pub(crate) fn try_take(&self, n: usize) -> bool {
         use std::sync::atomic::Ordering::{AcqRel, Acquire};
         if self.cap == 0 {
             return true;
@@ -72,14 +72,15 @@ impl ByteBudget {
     }
 
     /// Gives back what `try_take` took.
-    pub fn release(&self, n: usize) {
+    pub(crate) fn release(&self, n: usize) {
         if self.cap > 0 {
             self.used.fetch_sub(n, std::sync::atomic::Ordering::AcqRel);
         }
     }
 
     /// Bytes held now (for `/metrics`).
-    pub fn used(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> usize {
         self.used.load(std::sync::atomic::Ordering::Acquire)
     }
 }

@@ -17,10 +17,10 @@ mod history;
 mod http;
 mod process;
 
-pub use controller::ControllerMetrics;
-pub use fleet::{AspectDrift, FleetView, PeerDrift, PeerReport, MAX_NAMES as FLEET_MAX_NAMES};
-pub use history::{History, HistoryPoint, HISTORY_CAPACITY};
-pub use http::{HttpMetrics, HttpRefusal};
+pub(crate) use controller::ControllerMetrics;
+pub(crate) use fleet::{AspectDrift, FleetView, PeerReport, MAX_NAMES as FLEET_MAX_NAMES};
+pub(crate) use history::History;
+pub(crate) use http::{HttpMetrics, HttpRefusal};
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
 use crate::protocol::code::REQUEST_NAMES as CODES;
@@ -36,7 +36,7 @@ fn name(slot: usize) -> &'static str {
 
 /// The response codes counted separately (every code the name server answers); anything else is `other`.
 use crate::protocol::code::RESPONSE_NAMES as RESPONSES;
-pub const RESPONSE_SLOTS: usize = RESPONSES.len() + 1;
+pub(crate) const RESPONSE_SLOTS: usize = RESPONSES.len() + 1;
 
 /// SUCCESS is first in `RESPONSES`, so the common reply costs one comparison.
 fn response_slot(code: i32) -> usize {
@@ -44,13 +44,13 @@ fn response_slot(code: i32) -> usize {
 }
 
 /// A response slot's Java name (`TOPIC_NOT_EXIST`), or `other`.
-pub fn response_name(slot: usize) -> &'static str {
+pub(crate) fn response_name(slot: usize) -> &'static str {
     RESPONSES.get(slot).map(|(_, n)| *n).unwrap_or("other")
 }
 
 /// How a reply counts in `namesrv_requests_total{result}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Success,
     /// TOPIC_NOT_EXIST, QUERY_NOT_FOUND: normal answers to clients probing for a topic or a KV key, not failures.
     NotFound,
@@ -58,7 +58,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn of_slot(slot: usize) -> Outcome {
+    pub(crate) fn of_slot(slot: usize) -> Outcome {
         use crate::protocol::ResponseCode as R;
         match RESPONSES.get(slot).map(|(c, _)| *c) {
             Some(R::SUCCESS) => Outcome::Success,
@@ -89,7 +89,7 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    pub fn observe(&self, d: Duration) {
+    pub(crate) fn observe(&self, d: Duration) {
         let us = d.as_micros().min(u128::from(u64::MAX)) as u64;
         if let Some(i) = BOUNDS_US.iter().position(|b| us <= *b) {
             self.buckets[i].fetch_add(1, Relaxed);
@@ -136,14 +136,14 @@ pub struct ReactorMetrics {
 
 impl ReactorMetrics {
     /// One answered request: its code, the response code of its reply, and how long it took from decode to reply.
-    pub fn request(&self, code: i32, response: i32, took: Duration) {
+    pub(crate) fn request(&self, code: i32, response: i32, took: Duration) {
         let s = slot(code);
         self.responses[s][response_slot(response)].fetch_add(1, Relaxed);
         self.latency[s].observe(took);
     }
 
     /// A peer went over a limit (once per refused request, connection, or pause).
-    pub fn limit_hit(&self, limit: Limit) {
+    pub(crate) fn limit_hit(&self, limit: Limit) {
         // Release, with the Acquire in `limit_hits`: what the reactor did before counting (its log line) is seen
         // by whoever sees the count.
         self.limit_hits[limit as usize].fetch_add(1, std::sync::atomic::Ordering::Release);
@@ -177,7 +177,7 @@ pub struct WriterMetrics {
 }
 
 impl WriterMetrics {
-    pub fn evicted(&self, cause: EvictionCause, n: usize) {
+    pub(crate) fn evicted(&self, cause: EvictionCause, n: usize) {
         let i = match cause {
             EvictionCause::Unregistered => 0,
             EvictionCause::Expired => 1,
@@ -209,7 +209,7 @@ pub const REFUSAL_REASONS: [&str; 7] =
     ["no_access_key", "unknown_account", "address", "signature", "not_admin", "disabled", "other"];
 
 impl AclMetrics {
-    pub fn refused(&self, why: &crate::acl::Refusal) {
+    pub(crate) fn refused(&self, why: &crate::acl::Refusal) {
         let i = REFUSAL_REASONS.iter().position(|r| *r == why.reason()).unwrap_or(REFUSAL_REASONS.len() - 1);
         self.refusals[i].fetch_add(1, Relaxed);
     }
@@ -230,18 +230,18 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(reactors: usize) -> Metrics {
+    pub(crate) fn new(reactors: usize) -> Metrics {
         Metrics { reactors: (0..reactors).map(|_| Arc::default()).collect(), ..Metrics::default() }
     }
 
     /// Takes a sample into the chart history (the HTTP thread, every step).
-    pub fn sample_history(&self, snap: &Snapshot, wall_ms: i64, mono_ms: u64) {
+    pub(crate) fn sample_history(&self, snap: &Snapshot, wall_ms: i64, mono_ms: u64) {
         let totals = self.totals(snap);
         self.history.lock().unwrap_or_else(|e| e.into_inner()).sample(wall_ms, mono_ms, &totals);
     }
 
     /// The `/api/history` answer.
-    pub fn history_json(&self, now_ms: i64) -> serde_json::Value {
+    pub(crate) fn history_json(&self, now_ms: i64) -> serde_json::Value {
         self.history.lock().unwrap_or_else(|e| e.into_inner()).to_json(now_ms)
     }
 
@@ -266,7 +266,7 @@ impl Metrics {
     }
 
     /// What the chart history samples (`history`): counters summed over every request code and reactor.
-    pub fn totals(&self, snap: &Snapshot) -> Totals {
+    pub(crate) fn totals(&self, snap: &Snapshot) -> Totals {
         let (responses, lat) = self.request_sums();
         let mut t = Totals::default();
         for s in 0..N {
@@ -443,7 +443,7 @@ impl Metrics {
 
 /// Counters and levels summed over the reactors, for the chart history.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Replies by response slot (`response_name`), every request code together.
     pub responses: [u64; RESPONSE_SLOTS],
     /// Request latencies, every request code together: per bucket of `BOUNDS_US` (not cumulative), and in all.

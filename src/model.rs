@@ -7,32 +7,31 @@ use std::sync::Arc;
 
 mod topic_key;
 
-pub use topic_key::TopicKey;
+pub(crate) use topic_key::TopicKey;
 
 /// Broker id inside a group: 0 is the master, others are slaves.
-pub type BrokerId = i64;
+pub(crate) type BrokerId = i64;
 
 /// `PermName` bits.
-pub mod perm {
-    pub const PRIORITY: i32 = 8;
-    pub const READ: i32 = 4;
-    pub const WRITE: i32 = 2;
-    pub const INHERIT: i32 = 1;
+pub(crate) mod perm {
+    pub(crate) const READ: i32 = 4;
+    pub(crate) const WRITE: i32 = 2;
+    pub(crate) const INHERIT: i32 = 1;
     /// READ | WRITE, what ADD_WRITE_PERM_OF_BROKER sets.
-    pub const READ_WRITE: i32 = READ | WRITE;
+    pub(crate) const READ_WRITE: i32 = READ | WRITE;
 }
 
 /// `TopicSysFlag` bits.
-pub mod sys_flag {
-    pub const UNIT: i32 = 1;
-    pub const UNIT_SUB: i32 = 2;
+pub(crate) mod sys_flag {
+    pub(crate) const UNIT: i32 = 1;
+    pub(crate) const UNIT_SUB: i32 = 2;
 }
 
 /// KV namespace that holds order-topic configuration (`NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG`).
-pub const NAMESPACE_ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
+pub(crate) const NAMESPACE_ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
 
 /// Topics with this prefix are never rewritten by the acting-master logic.
-pub const SYNC_BROKER_MEMBER_TOPIC_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
+pub(crate) const SYNC_BROKER_MEMBER_TOPIC_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 
 /// `DataVersion`: equality is all three fields (a missing `stateVersion` is 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -56,10 +55,10 @@ pub struct TopicConfig {
 
 impl TopicConfig {
     /// Java's defaults for the fields a body leaves out (the `TopicConfig` constructor).
-    pub const DEFAULT_READ_QUEUE_NUMS: i32 = 16;
-    pub const DEFAULT_WRITE_QUEUE_NUMS: i32 = 16;
-    pub const DEFAULT_PERM: i32 = perm::READ_WRITE;
-    pub const DEFAULT_TOPIC_SYS_FLAG: i32 = 0;
+    pub(crate) const DEFAULT_READ_QUEUE_NUMS: i32 = 16;
+    pub(crate) const DEFAULT_WRITE_QUEUE_NUMS: i32 = 16;
+    pub(crate) const DEFAULT_PERM: i32 = perm::READ_WRITE;
+    pub(crate) const DEFAULT_TOPIC_SYS_FLAG: i32 = 0;
 
     pub fn with_defaults(topic_name: impl Into<TopicKey>) -> Self {
         TopicConfig {
@@ -95,7 +94,7 @@ pub struct BrokerData {
 
 impl BrokerData {
     /// The address of the smallest broker id, if any (Java `selectBrokerAddr` prefers the master = smallest).
-    pub fn min_broker(&self) -> Option<(BrokerId, &str)> {
+    pub(crate) fn min_broker(&self) -> Option<(BrokerId, &str)> {
         self.broker_addrs.iter().next().map(|(id, a)| (*id, a.as_str()))
     }
 }
@@ -137,7 +136,7 @@ pub struct BodyMark {
 
 /// The seed of the digests that recognise a broker's bodies (`BodyMark`) and its runs of topics
 /// (`state::routes::chunks`): random per process, so that bodies cannot be crafted to collide from outside it.
-pub fn digest_seed() -> u64 {
+pub(crate) fn digest_seed() -> u64 {
     static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SEED.get_or_init(|| {
         use std::hash::{BuildHasher, Hasher};
@@ -148,7 +147,7 @@ pub fn digest_seed() -> u64 {
 /// A registration body found equal, outside its DataVersion, to the one marked `mark`: `RegisterBroker::body`
 /// then holds only the DataVersion, and `raw` is kept in case the writer has to decode it after all.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SameBody {
+pub(crate) struct SameBody {
     pub mark: BodyMark,
     pub raw: bytes::Bytes,
     pub compressed: bool,
@@ -180,7 +179,7 @@ pub struct ClusterInfo {
 
 /// `BrokerMemberGroup` inside `GetBrokerMemberGroupResponseBody` (901).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BrokerMemberGroup {
+pub(crate) struct BrokerMemberGroup {
     pub cluster: Option<String>,
     pub broker_name: Option<String>,
     pub broker_addrs: BTreeMap<BrokerId, String>,
@@ -194,25 +193,25 @@ pub struct TopicList {
 }
 
 /// Most names a `NameSample` keeps; its count stays exact.
-pub const NAMES_KEPT: usize = 16;
+pub(crate) const NAMES_KEPT: usize = 16;
 
 /// A sample of names (topics) with their exact count: what the change feed lists for a change that may touch
 /// thousands of topics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NameSample {
+pub(crate) struct NameSample {
     pub names: Vec<Arc<str>>,
     pub count: usize,
 }
 
 impl NameSample {
-    pub fn push(&mut self, name: &Arc<str>) {
+    pub(crate) fn push(&mut self, name: &Arc<str>) {
         if self.names.len() < NAMES_KEPT {
             self.names.push(name.clone());
         }
         self.count += 1;
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.count == 0
     }
 }

@@ -16,12 +16,12 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// The backup path Java uses: `<path>.bak`.
-pub fn bak_path(path: &Path) -> PathBuf {
+pub(crate) fn bak_path(path: &Path) -> PathBuf {
     with_suffix(path, ".bak")
 }
 
 /// Atomically replaces `path` with `bytes` (see the module doc).
-pub fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn save_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     save_with(path, |f| {
         f.write_all(bytes)?;
         f.sync_all()
@@ -45,7 +45,7 @@ enum Access {
 
 /// `save_atomic` for a file only its owner may read (the ACL 2.0 users, with their passwords): the temp file is
 /// created 0600, so there is no moment in which another user could open it.
-pub fn save_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn save_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     save_as(path, Access::Owner, |f| {
         f.write_all(bytes)?;
         f.sync_all()
@@ -85,7 +85,7 @@ const TMP_INFIX: &str = ".tmp.";
 /// Removes the temp files of `path` that an earlier process left behind (it stopped between writing and renaming):
 /// only regular files named exactly `<file name>.tmp.<digits>.<digits>` in the file's own directory, nothing else.
 /// Called at start, before this process saves anything. Returns how many were removed.
-pub fn remove_stale_temps(path: &Path) -> usize {
+pub(crate) fn remove_stale_temps(path: &Path) -> usize {
     let (Some(name), dir) = (path.file_name(), path.parent().filter(|p| !p.as_os_str().is_empty())) else {
         return 0;
     };
@@ -147,7 +147,7 @@ pub fn load_kv(path: &Path) -> Result<KvTable, LoadError> {
 }
 
 /// Saves the KV table in Java's format.
-pub fn save_kv(path: &Path, kv: &KvTable) -> io::Result<()> {
+pub(crate) fn save_kv(path: &Path, kv: &KvTable) -> io::Result<()> {
     let mut out = Vec::with_capacity(256);
     body::encode_kv_config_file(&kv.to_map(), &mut out);
     save_atomic(path, &out)

@@ -183,6 +183,7 @@ pub fn start(config: Config) -> Result<ServerHandle, StartError> {
 
 /// Starts a server with the given clock (tests move time by hand): files and listeners first (any failure stops
 /// start-up before a thread runs), then the writer, the decoder, the reactors, the HTTP and ACL-reload threads.
+#[doc(hidden)]
 pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerHandle, StartError> {
     let kv = persist::load_kv(Path::new(&config.kv_config_path))?;
     let config = Arc::new(config);
@@ -418,6 +419,7 @@ fn critical(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHa
 }
 
 /// The exit code when a critical thread panicked (EX_SOFTWARE).
+#[doc(hidden)]
 pub const EXIT_THREAD_PANICKED: i32 = crate::critical::EXIT_THREAD_PANICKED;
 
 /// The accounts as loaded now, and what keeps them current: the account file's reload thread (`aclEnable`), or

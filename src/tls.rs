@@ -20,7 +20,7 @@ use crate::protocol::props;
 
 /// What the server does with a connection, decided by its first byte (Java's `TlsModeHandler`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TlsMode {
+pub(crate) enum TlsMode {
     /// A TLS handshake is closed; plain remoting is served.
     Disabled,
     /// Both are served (Java's default).
@@ -31,7 +31,7 @@ pub enum TlsMode {
 
 impl TlsMode {
     /// Java's `TlsMode.parse`: the exact lower-case names; anything else is permissive.
-    pub fn parse(s: &str) -> TlsMode {
+    pub(crate) fn parse(s: &str) -> TlsMode {
         match s {
             "disabled" => TlsMode::Disabled,
             "enforcing" => TlsMode::Enforcing,
@@ -39,7 +39,7 @@ impl TlsMode {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TlsMode::Disabled => "disabled",
             TlsMode::Permissive => "permissive",
@@ -50,11 +50,11 @@ impl TlsMode {
 
 /// The first byte of a TLS handshake record. A remoting frame cannot start with it: that length (≥ 0x16000000)
 /// is far over any frame limit, so the sniff is unambiguous.
-pub const HANDSHAKE_RECORD: u8 = 0x16;
+pub(crate) const HANDSHAKE_RECORD: u8 = 0x16;
 
 /// The TLS side of the server, shared by every reactor.
 #[derive(Clone)]
-pub struct TlsSetup {
+pub(crate) struct TlsSetup {
     pub mode: TlsMode,
     /// `None` when disabled, or (permissive only) when no configuration could be built: then TLS clients are
     /// closed, as Java closes them when it has no `SslContext`.
@@ -63,14 +63,14 @@ pub struct TlsSetup {
 
 impl TlsSetup {
     /// Plain only, TLS handshakes closed.
-    pub fn disabled() -> TlsSetup {
+    pub(crate) fn disabled() -> TlsSetup {
         TlsSetup { mode: TlsMode::Disabled, server: None }
     }
 
     /// Builds the setup from the configuration (plus `tls.config.file`). A broken certificate setup is fatal in
     /// enforcing mode (the server could serve nobody); in permissive mode it is logged and only TLS is refused,
     /// which is what Java does in both modes.
-    pub fn from_config(config: &Config) -> Result<TlsSetup, TlsError> {
+    pub(crate) fn from_config(config: &Config) -> Result<TlsSetup, TlsError> {
         let mode = TlsMode::parse(&config.tls_server_mode);
         info!("tls.server.mode={}", mode.name());
         if mode == TlsMode::Disabled {
@@ -100,7 +100,7 @@ pub enum TlsError {
 
 /// The server-side keys after `tls.config.file` is applied.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TlsKeys {
+pub(crate) struct TlsKeys {
     pub test_mode: bool,
     pub cert_path: String,
     pub key_path: String,
@@ -112,7 +112,7 @@ pub struct TlsKeys {
 
 /// The configured keys, overridden by those in `tls.config.file` when that file is readable (Java's
 /// `TlsHelper.extractTlsConfigFromFile`; a missing file is skipped, and the mode is never read from it).
-pub fn effective(config: &Config) -> TlsKeys {
+pub(crate) fn effective(config: &Config) -> TlsKeys {
     let mut keys = TlsKeys {
         test_mode: config.tls_test_mode_enable,
         cert_path: config.tls_server_cert_path.clone(),
@@ -148,7 +148,7 @@ pub fn effective(config: &Config) -> TlsKeys {
 }
 
 /// The rustls server configuration for these keys.
-pub fn server_config(keys: &TlsKeys) -> Result<Arc<ServerConfig>, TlsError> {
+pub(crate) fn server_config(keys: &TlsKeys) -> Result<Arc<ServerConfig>, TlsError> {
     let (chain, key) = if keys.test_mode {
         info!("TLS test mode: serving a generated self-signed certificate for localhost");
         self_signed()?
@@ -249,7 +249,7 @@ impl ClientCertVerifier for AnyClientCert {
 
 /// A fresh self-signed certificate (ECDSA P-256) for `localhost`, like Netty's `SelfSignedCertificate` in Java's
 /// test mode. Clients in test mode trust any certificate.
-pub fn self_signed() -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
+pub(crate) fn self_signed() -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
     let generate = || -> Result<_, rcgen::Error> {
         let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()])?;
         params.distinguished_name = rcgen::DistinguishedName::new();

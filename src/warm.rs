@@ -13,7 +13,7 @@ use crate::protocol::frame;
 use crate::state::routes::RegisterBroker;
 
 /// The file's bytes: concatenated frames.
-pub fn encode(regs: &[RegisterBroker]) -> Vec<u8> {
+pub(crate) fn encode(regs: &[RegisterBroker]) -> Vec<u8> {
     let mut out = BytesMut::new();
     for (i, r) in regs.iter().enumerate() {
         frame::encode(&broker::encode_register(r, i as i32), &mut out);
@@ -23,7 +23,7 @@ pub fn encode(regs: &[RegisterBroker]) -> Vec<u8> {
 
 /// Why the warm-restart file could not be replayed; the writer then starts empty.
 #[derive(Debug, thiserror::Error)]
-pub enum WarmError {
+pub(crate) enum WarmError {
     #[error("cannot read it: {0}")]
     Read(#[source] std::io::Error),
     #[error("registration {at} cannot be applied: {source}")]
@@ -35,7 +35,7 @@ pub enum WarmError {
 }
 
 /// Reads the registrations back; the first broken frame ends the file (a torn write loses only its tail).
-pub fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
+pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
     let mut buf = BytesMut::from(bytes);
     let mut out = Vec::new();
     loop {
@@ -55,7 +55,7 @@ pub fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec
 }
 
 /// Loads the file if there is one; `Ok(empty)` when missing.
-pub fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
+pub(crate) fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
     match std::fs::read(path) {
         Ok(bytes) => decode(&bytes, max_frame, max_inflated),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),

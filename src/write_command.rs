@@ -11,7 +11,7 @@ use crate::state::{ConnId, Snapshot};
 
 /// Where a request came from, so its reply finds its way back (or is dropped if the connection is gone).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub conn: ConnId,
     /// A header-only copy of the request (code, opaque, version, encoding, flag); the body is not kept.
     pub request: RemotingCommand,
@@ -23,7 +23,7 @@ pub struct Origin {
 }
 
 impl Origin {
-    pub fn new(conn: ConnId, req: &RemotingCommand, peer: std::net::IpAddr, account: Option<String>) -> Origin {
+    pub(crate) fn new(conn: ConnId, req: &RemotingCommand, peer: std::net::IpAddr, account: Option<String>) -> Origin {
         let mut request = req.clone();
         request.body = bytes::Bytes::new();
         request.ext_fields = None;
@@ -33,7 +33,7 @@ impl Origin {
 
 /// How a REGISTER_BROKER's body reaches the writer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RegisterBody {
+pub(crate) enum RegisterBody {
     /// Decoded into `RegisterBroker::body` at request version `version`, with its mark when the next body can be
     /// recognised by it.
     Decoded { mark: Option<BodyMark>, version: i32 },
@@ -44,7 +44,7 @@ pub enum RegisterBody {
 
 impl RegisterBody {
     /// Topics in the registration `reg` carries this body for (a recognised body's count is its record's).
-    pub fn topics(&self, reg: &RegisterBroker) -> usize {
+    pub(crate) fn topics(&self, reg: &RegisterBroker) -> usize {
         match self {
             RegisterBody::Decoded { .. } => reg.body.topic_configs.len(),
             RegisterBody::Same(same) => same.topics,
@@ -54,7 +54,7 @@ impl RegisterBody {
 
 /// A state change, decoded and validated by a reactor; the writer only applies it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum WriteOp {
+pub(crate) enum WriteOp {
     RegisterBroker(Box<RegisterBroker>, RegisterBody),
     UnregisterBroker(UnregisterBroker),
     BrokerHeartbeat {
@@ -97,7 +97,7 @@ pub enum WriteOp {
 
 impl WriteOp {
     /// What the audit trail says about this write: names and counts, never values.
-    pub fn facts(&self) -> String {
+    pub(crate) fn facts(&self) -> String {
         use crate::audit::push;
         let mut out = String::new();
         match self {
@@ -145,7 +145,7 @@ impl WriteOp {
     }
 
     /// Liveness that every broker sends every few seconds: its accepted audit line is DEBUG, not INFO.
-    pub fn is_liveness(&self) -> bool {
+    pub(crate) fn is_liveness(&self) -> bool {
         matches!(self, WriteOp::BrokerHeartbeat { .. } | WriteOp::QueryDataVersion { .. })
     }
 }
@@ -153,7 +153,7 @@ impl WriteOp {
 /// One request for the writer. It travels boxed: the bounded channel preallocates and touches every slot, and a
 /// pointer-sized slot keeps 64k of them at 1 MiB of RSS instead of ~16 MiB.
 #[derive(Clone, Debug)]
-pub struct WriteCommand {
+pub(crate) struct WriteCommand {
     pub origin: Origin,
     pub op: WriteOp,
     /// The request body's length: what this command counts against `writerQueueBytes`.
@@ -165,13 +165,13 @@ pub struct WriteCommand {
 
 /// The writer's queue as the reactors and the decoder see it: bounded by count (the channel) and by body bytes.
 #[derive(Clone, Debug)]
-pub struct WriterQueue {
+pub(crate) struct WriterQueue {
     pub tx: crossbeam_channel::Sender<Box<WriteCommand>>,
     pub bytes: std::sync::Arc<crate::limit::ByteBudget>,
 }
 
 /// Why the writer did not take a command; the command comes back with it.
-pub enum Refused {
+pub(crate) enum Refused {
     /// Its queue is full, by count or by bytes.
     Busy(Box<WriteCommand>),
     /// It has stopped.
@@ -179,7 +179,7 @@ pub enum Refused {
 }
 
 /// Hands `command` to the writer without blocking.
-pub fn try_submit(writer: &WriterQueue, command: Box<WriteCommand>) -> Result<(), Refused> {
+pub(crate) fn try_submit(writer: &WriterQueue, command: Box<WriteCommand>) -> Result<(), Refused> {
     let bytes = command.bytes;
     if !writer.bytes.try_take(bytes) {
         return Err(Refused::Busy(command));
@@ -195,12 +195,12 @@ pub fn try_submit(writer: &WriterQueue, command: Box<WriteCommand>) -> Result<()
 
 /// Hands `command` to the writer without blocking. `Err` is the reply to send instead: SYSTEM_BUSY when the
 /// writer's queue is full (by count or by bytes), SYSTEM_ERROR when the writer has stopped.
-pub fn submit(writer: &WriterQueue, command: WriteCommand) -> Result<(), RemotingCommand> {
+pub(crate) fn submit(writer: &WriterQueue, command: WriteCommand) -> Result<(), RemotingCommand> {
     try_submit(writer, Box::new(command)).map_err(refusal)
 }
 
 /// The reply to a refused command (audited).
-pub fn refusal(refused: Refused) -> RemotingCommand {
+pub(crate) fn refusal(refused: Refused) -> RemotingCommand {
     let (c, response) = match refused {
         Refused::Busy(c) => {
             let busy = crate::protocol::command::system_busy(&c.origin.request);
@@ -221,7 +221,7 @@ pub fn refusal(refused: Refused) -> RemotingCommand {
 
 /// Connection life-cycle events; they travel on their own unbounded channel so none is ever refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnEvent {
+pub(crate) enum ConnEvent {
     /// Closed by the peer, by an error, by a broken frame, or idle past the limit.
     Closed(ConnId),
 }
@@ -229,7 +229,7 @@ pub enum ConnEvent {
 /// What the writer did with one command. The reply is built from it where the request was decoded
 /// (`handlers::complete`), so the writer never builds wire replies.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Applied; the reply is SUCCESS.
     Done,
     /// REGISTER_BROKER applied (`Some`: master/HA addresses, notices sent) or refused (`None`).
@@ -244,7 +244,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The response code the reply will carry (for the audit trail, before the reply exists).
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         use crate::protocol::ResponseCode;
         match self {
             Outcome::Registered(None) | Outcome::NotDurable(_) => ResponseCode::SYSTEM_ERROR,
@@ -255,7 +255,7 @@ impl Outcome {
 
 /// What the writer hands back to a reactor.
 #[derive(Debug)]
-pub enum Completion {
+pub(crate) enum Completion {
     /// The outcome of `request` (a header-only copy) from `conn`; the reactor builds the reply if the connection is
     /// still the same.
     Done { conn: ConnId, request: RemotingCommand, outcome: Outcome, received: std::time::Instant },
@@ -283,16 +283,16 @@ pub enum Completion {
 /// An operator's look at the writer-private live table (the web console's brokers, the health verdicts), answered
 /// between batches.
 #[derive(Debug)]
-pub struct LiveQuery {
+pub(crate) struct LiveQuery {
     /// A tokio one-shot: the HTTP task that asks awaits it without holding its thread; sending never blocks.
     pub reply: tokio::sync::oneshot::Sender<LiveAnswer>,
 }
 
 /// The live table and the brokers that left it lately (oldest first).
 #[derive(Clone, Debug, Default)]
-pub struct LiveAnswer {
+pub(crate) struct LiveAnswer {
     pub rows: Vec<LiveRow>,
     pub removed: Vec<Removal>,
 }
 
-pub use crate::state::liveness::{LiveRow, Removal};
+pub(crate) use crate::state::liveness::{LiveRow, Removal};

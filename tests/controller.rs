@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use namesrv::protocol::code::{ControllerRequestCode as C, ControllerResponseCode as CR};
-use namesrv::protocol::command::RemotingCommand;
+use namesrv::protocol::RemotingCommand;
 use namesrv::protocol::ResponseCode;
+use namesrv::test_support::protocol::code::{ControllerRequestCode as C, ControllerResponseCode as CR};
 use support::client::Client;
 use support::controller::{controller_keys, ControllerBroker as FakeBroker};
 use support::inproc::InProc;
@@ -376,7 +376,7 @@ fn admin_allow_list_guards_the_controllers_writes_too() {
     let store = tempfile::tempdir().unwrap();
     let srv = InProc::start(|c| {
         controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
-        c.admin_allow_list = namesrv::allow_list::AllowList::parse("10.9.9.9").unwrap();
+        c.admin_allow_list = namesrv::test_support::allow_list::AllowList::parse("10.9.9.9").unwrap();
     });
     let mut admin = ctl(&srv);
     wait_leader(&mut admin);

@@ -234,7 +234,7 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
             new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", if i % 2 == 0 { "T" } else { "missing" })
         };
         if i % 5 == 0 {
-            cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
+            cmd.flag |= namesrv::test_support::protocol::command::FLAG_ONEWAY;
         } else {
             expected.push((cmd.opaque, cmd.code, i % 3 != 0 && i % 2 != 0));
         }
@@ -259,7 +259,7 @@ fn pipelined_requests_are_answered_by_opaque_and_oneway_gets_nothing() {
     assert_eq!((r.opaque, r.code), (next.opaque, ResponseCode::SUCCESS), "a one-way request was answered: {r:?}");
     // An unknown one-way code gets nothing either; the same as a normal request gets code 3.
     let mut cmd = new_cmd(9999);
-    cmd.flag |= namesrv::protocol::command::FLAG_ONEWAY;
+    cmd.flag |= namesrv::test_support::protocol::command::FLAG_ONEWAY;
     c.send_raw(&encode(&cmd));
     let r = c.request(new_cmd(9999));
     assert!(c.strays.is_empty(), "the one-way request was answered: {:?}", c.strays);

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use namesrv::protocol::code::ControllerRequestCode as C;
-use namesrv::protocol::command::RemotingCommand;
+use namesrv::protocol::RemotingCommand;
+use namesrv::test_support::protocol::code::ControllerRequestCode as C;
 use support::client::Client;
 use support::controller;
 use support::eventually;
@@ -71,8 +71,9 @@ fn script(port: u16) -> Vec<(String, Reply)> {
     // 2007. Wait until one is served: 1004 of a group nobody registers, which changes nothing.
     let ready = eventually(Duration::from_secs(60), || {
         let cmd = c.cmd(C::CONTROLLER_GET_REPLICA_INFO).with_ext("brokerName", "diff-readiness-probe");
-        c.try_request(cmd, Duration::from_secs(3))
-            .is_ok_and(|r| r.code != namesrv::protocol::code::ControllerResponseCode::CONTROLLER_NOT_LEADER)
+        c.try_request(cmd, Duration::from_secs(3)).is_ok_and(|r| {
+            r.code != namesrv::test_support::protocol::code::ControllerResponseCode::CONTROLLER_NOT_LEADER
+        })
     });
     assert!(ready, "the controller at {addr} serves as leader");
     let mut out = Vec::new();

@@ -251,7 +251,7 @@ fn java_like(upstream: SocketAddr, stop: Arc<AtomicBool>) -> SocketAddr {
                 let mut chunk = [0u8; 16 * 1024];
                 loop {
                     while let Ok(Some(req)) = frame::decode(&mut buf, 16 << 20) {
-                        let answer = if req.code == namesrv::fleet::wire::FLEET_FACTS {
+                        let answer = if req.code == namesrv::test_support::fleet::wire::FLEET_FACTS {
                             let remark = format!(" request type {} not supported", req.code);
                             RemotingCommand::response_to(&req, ResponseCode::REQUEST_CODE_NOT_SUPPORTED, Some(remark))
                         } else {
@@ -313,8 +313,8 @@ fn a_java_peer_is_compared_through_the_standard_codes() {
 /// What one check costs the peer, at 1000 topics: printed for docs/decisions/0029, and bounded here.
 #[test]
 fn a_check_costs_the_peer_one_small_request_when_in_agreement() {
-    use namesrv::fleet::facts::{Facts, Items};
-    use namesrv::fleet::peer::check;
+    use namesrv::test_support::fleet::facts::{Facts, Items};
+    use namesrv::test_support::fleet::peer::check;
     use support::registration::Broker;
     let srv = InProc::start(|_| {});
     let topics: Vec<String> = (0..1000).map(|i| format!("BenchmarkTopic_{i:04}")).collect();

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use namesrv::protocol::code::ControllerRequestCode as C;
-use namesrv::protocol::command::RemotingCommand;
 use namesrv::protocol::json::{self, Value};
+use namesrv::protocol::RemotingCommand;
+use namesrv::test_support::protocol::code::ControllerRequestCode as C;
 use support::broker::{cluster_info, wait_for, Broker};
 use support::client::Client;
 use support::controller;

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use cluster::{JavaBroker, Proc, CLUSTER, CTL_PORT, NS_PORT};
 use history::Event;
-use namesrv::protocol::code::ControllerRequestCode as C;
+use namesrv::test_support::protocol::code::ControllerRequestCode as C;
 use net::Net;
 use recorder::ask;
 use recorder::{Log, Recorder};

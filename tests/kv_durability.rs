@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use namesrv::persist;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
+use namesrv::test_support::persist;
 use support::client::Client;
 use support::inproc::InProc;
 

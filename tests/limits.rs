@@ -10,8 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use namesrv::limit::Limit;
 use namesrv::protocol::{frame, RemotingCommand, RequestCode as C, ResponseCode};
+use namesrv::test_support::limit::Limit;
 use support::client::Client;
 use support::eventually;
 use support::inproc::InProc;
@@ -359,7 +359,7 @@ fn allow_list_refuses_writes_from_unlisted_peers_and_serves_reads() {
         let code = req.code;
         let r = c.request(req);
         assert_eq!(r.code, ResponseCode::NO_PERMISSION, "code {code}");
-        let name = namesrv::protocol::code::request_name(code);
+        let name = namesrv::test_support::protocol::code::request_name(code);
         let remark = format!("[ADMIN_ALLOW_LIST] 127.0.0.1 may not send {name} ({code}); allowed: 10.0.0.0/8");
         assert_eq!(r.remark.as_deref(), Some(remark.as_str()));
     }
@@ -401,6 +401,6 @@ fn allow_list_with_loopback_accepts_writes_and_cannot_be_changed_by_request() {
 }
 
 /// A valid allow-list from text.
-fn list(text: &str) -> namesrv::allow_list::AllowList {
-    namesrv::allow_list::AllowList::parse(text).expect("valid allow-list")
+fn list(text: &str) -> namesrv::test_support::allow_list::AllowList {
+    namesrv::test_support::allow_list::AllowList::parse(text).expect("valid allow-list")
 }

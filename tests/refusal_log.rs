@@ -8,8 +8,8 @@ mod support;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use namesrv::acl::signature::ACCESS_KEY;
-use namesrv::limit::Limit;
 use namesrv::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
+use namesrv::test_support::limit::Limit;
 use support::inproc::InProc;
 use support::registration::new_cmd;
 

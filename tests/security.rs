@@ -9,7 +9,7 @@ use std::path::Path;
 use namesrv::acl::signature;
 use namesrv::config::Config;
 use namesrv::protocol::{RemotingCommand, RequestCode, ResponseCode};
-use namesrv::server;
+use namesrv::test_support::server;
 use support::client::Client;
 use support::inproc::InProc;
 use support::registration::new_cmd;
@@ -50,7 +50,9 @@ fn config_update_cannot_point_the_route_snapshot_at_another_file() {
 /// same update is not applied either.
 #[test]
 fn config_update_cannot_move_files_listeners_or_limits() {
-    let fx = InProc::start(|c| c.admin_allow_list = namesrv::allow_list::AllowList::parse("127.0.0.1").unwrap());
+    let fx = InProc::start(|c| {
+        c.admin_allow_list = namesrv::test_support::allow_list::AllowList::parse("127.0.0.1").unwrap()
+    });
     let mut c = fx.client();
     let before = fx.snapshot().config.clone();
     for (key, value) in [
@@ -203,7 +205,7 @@ fn get_kv(c: &mut Client) -> Option<String> {
 fn acl_requires_signatures_for_reads_and_admin_accounts_for_writes() {
     let AclServer { fx, _accounts: _keep, .. } = with_acl(ACCOUNTS);
     let mut c = fx.client();
-    let acl_hits = || fx.metrics().limit_hits(namesrv::limit::Limit::Acl);
+    let acl_hits = || fx.metrics().limit_hits(namesrv::test_support::limit::Limit::Acl);
 
     // 127.0.0.1 is not on the trusted network: an unsigned read is refused.
     let r = c.request(route_req("T"));
@@ -481,7 +483,7 @@ fn acl2_users_learned_from_the_brokers_sign_reads_and_only_super_users_write() {
     assert!(srv.metrics().acl.user_refreshes.load(std::sync::atomic::Ordering::Relaxed) >= 3);
     // Every refusal counted by its reason.
     let refused = |reason: &str| {
-        let i = namesrv::metrics::REFUSAL_REASONS.iter().position(|r| *r == reason).unwrap();
+        let i = namesrv::test_support::metrics::REFUSAL_REASONS.iter().position(|r| *r == reason).unwrap();
         srv.metrics().acl.refusals[i].load(std::sync::atomic::Ordering::Relaxed)
     };
     for reason in ["no_access_key", "signature", "not_admin", "disabled", "unknown_account"] {

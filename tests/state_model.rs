@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use namesrv::model::{DataVersion, QueueData, RegisterBrokerBody, TopicConfig, TopicRouteData};
-use namesrv::state::routes::{RegisterBroker, RouteSettings, RouteStamp, RouteTables, UnregisterBroker};
 use namesrv::state::ConnId;
+use namesrv::test_support::state::routes::{RegisterBroker, RouteSettings, RouteStamp, RouteTables, UnregisterBroker};
 use proptest::prelude::*;
 
 #[path = "state_model/model.rs"]

@@ -102,7 +102,7 @@ pub fn parse(text: &str) -> Result<Acl, AclParseError> {
 }
 
 /// mqadmin's `conf/tools.yml`: `accessKey` and `secretKey` at the top level, the keys the admin CLI signs with.
-pub fn tools_credentials(text: &str) -> Result<(String, String), AclParseError> {
+pub(crate) fn tools_credentials(text: &str) -> Result<(String, String), AclParseError> {
     let docs = YamlLoader::load_from_str(text)?;
     let Some(Yaml::Hash(map)) = docs.first() else {
         return Err(AclParseError::NoCredentials);

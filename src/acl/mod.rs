@@ -13,7 +13,7 @@
 pub mod address;
 pub mod file;
 pub mod signature;
-pub mod users;
+pub(crate) mod users;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -92,7 +92,7 @@ pub enum Caller<'a> {
 
 impl Caller<'_> {
     /// The account, for the audit trail.
-    pub fn account(&self) -> Option<&str> {
+    pub(crate) fn account(&self) -> Option<&str> {
         match self {
             Caller::Account(a) => Some(a),
             _ => None,
@@ -115,7 +115,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// A short name for the audit trail.
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self {
             Refusal::NoAccessKey => "no_access_key",
             Refusal::UnknownAccount(_) => "unknown_account",
@@ -129,7 +129,7 @@ impl Refusal {
     /// The remark the peer gets, in `wording`'s words. For ACL 2.0 they are the 5.5 broker's
     /// (`DefaultAuthenticationHandler`), but for `NotAdmin`, which the broker has no words for: it authorizes by
     /// policy, the name server by user type.
-    pub fn remark(&self, wording: Wording) -> String {
+    pub(crate) fn remark(&self, wording: Wording) -> String {
         use crate::clip::{clip, ACCESS_KEY_CHARS};
         if wording == Wording::File {
             return self.to_string();

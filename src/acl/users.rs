@@ -13,7 +13,7 @@ use super::{signature, Account, Acl, Wording};
 
 /// One user as the brokers keep it (`UserInfo` in Java: `username`, `password`, `userType`, `userStatus`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct User {
+pub(crate) struct User {
     pub username: String,
     #[serde(default)]
     pub password: String,
@@ -26,12 +26,12 @@ pub struct User {
 }
 
 impl User {
-    pub fn is_super(&self) -> bool {
+    pub(crate) fn is_super(&self) -> bool {
         self.user_type.eq_ignore_ascii_case("super")
     }
 
     /// A user is enabled unless it says otherwise (Java's default status is `enable`).
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         !self.user_status.eq_ignore_ascii_case("disable")
     }
 }
@@ -47,7 +47,7 @@ pub enum UsersError {
 
 /// The body of an AUTH_LIST_USER answer (or the cache file): a JSON list of users. Users without a name are
 /// dropped; a name given twice keeps its last entry, as a map keyed by name would.
-pub fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
+pub(crate) fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
     let users: Vec<User> = serde_json::from_slice(body).map_err(|e| UsersError::List(e.to_string()))?;
     let by_name: BTreeMap<String, User> =
         users.into_iter().filter(|u| !u.username.is_empty()).map(|u| (u.username.clone(), u)).collect();
@@ -62,7 +62,7 @@ pub fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
 /// view: disabled if any says disabled, Normal if any says Normal, and disabled outright if their passwords
 /// differ — the name server cannot tell which password is the real one, and guessing wrong would let in a
 /// password the operator changed.
-pub fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
+pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
     let mut merged: BTreeMap<&str, User> = BTreeMap::new();
     let mut disagree = Vec::new();
     for user in lists.iter().flatten() {
@@ -89,12 +89,12 @@ pub fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
 
 /// `innerClientAuthenticationCredentials`: `{"accessKey":..,"secretKey":..}`, what the brokers and proxies sign
 /// their own requests with. `None` when the key is empty.
-pub fn inner_credentials(json: &str) -> Result<Option<(String, String)>, UsersError> {
+pub(crate) fn inner_credentials(json: &str) -> Result<Option<(String, String)>, UsersError> {
     credentials(json, "innerClientAuthenticationCredentials", "accessKey", "secretKey")
 }
 
 /// `initAuthenticationUser`: `{"username":..,"password":..}`, a Super user known from the start.
-pub fn init_user(json: &str) -> Result<Option<(String, String)>, UsersError> {
+pub(crate) fn init_user(json: &str) -> Result<Option<(String, String)>, UsersError> {
     credentials(json, "initAuthenticationUser", "username", "password")
 }
 
@@ -118,13 +118,13 @@ fn credentials(
 
 /// `authenticationWhitelist`: request codes that need no signature, comma-separated as on the broker. Entries that
 /// are not numbers are ignored (the broker compares them as text and so never matches them either).
-pub fn open_codes(list: &str) -> Vec<i32> {
+pub(crate) fn open_codes(list: &str) -> Vec<i32> {
     list.split(',').filter_map(|c| c.trim().parse().ok()).collect()
 }
 
 /// What the name server's own settings contribute, whatever the brokers say.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Base {
+pub(crate) struct Base {
     /// `innerClientAuthenticationCredentials`: accepted as a Super user from the start, so the first broker can
     /// register before any user list is known.
     pub inner: Option<(String, String)>,
@@ -136,7 +136,7 @@ pub struct Base {
 
 /// The account set for `users` plus `base`. The inner credential and the initial user win over a learned user
 /// of the same name: the name server's own configuration is what lets the cluster in at all.
-pub fn acl(base: &Base, users: &[User]) -> Acl {
+pub(crate) fn acl(base: &Base, users: &[User]) -> Acl {
     let mut accounts: HashMap<String, Account> = users
         .iter()
         .map(|u| (u.username.clone(), account(&u.username, &u.password, u.is_super(), u.is_enabled())))

@@ -32,7 +32,7 @@ pub fn mqadmin_argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 
 /// The right form of a command line whose subcommand is an admin command (`mqnamesrv -n h:9876 clusterList` →
 /// `mqnamesrv -n h:9876 admin clusterList`); `None` for any other.
-pub fn top_level_hint(args: &[OsString]) -> Option<String> {
+pub(crate) fn top_level_hint(args: &[OsString]) -> Option<String> {
     // The subcommand is the first word that is not a flag or a flag's value. Which top-level flags take a value is
     // `main`'s business, so any flag without `=` is taken to have one: `-c config` (a file named like a command)
     // gets no hint, and `-p clusterList` none either (clap's error then).

@@ -8,7 +8,7 @@ use crate::remoting::{Conn, RemoteError};
 
 use super::CliError;
 
-pub struct Client {
+pub(super) struct Client {
     conn: Conn,
     /// The address as the user wrote it, for messages.
     addr: String,
@@ -16,28 +16,28 @@ pub struct Client {
 
 impl Client {
     /// Resolves `addr` (`host:port`) and connects to the first address that accepts within `timeout`.
-    pub fn connect(addr: &str, timeout: Duration) -> Result<Client, CliError> {
+    pub(super) fn connect(addr: &str, timeout: Duration) -> Result<Client, CliError> {
         let conn = Conn::connect(addr, timeout, timeout).map_err(|e| failed(addr, e))?;
         Ok(Client { conn, addr: addr.to_string() })
     }
 
     /// Signs every request with `credentials` from now on.
-    pub fn signing(mut self, credentials: Option<(String, crate::acl::signature::Key)>) -> Client {
+    pub(super) fn signing(mut self, credentials: Option<(String, crate::acl::signature::Key)>) -> Client {
         self.conn = self.conn.signing(credentials);
         self
     }
 
-    pub fn addr(&self) -> &str {
+    pub(super) fn addr(&self) -> &str {
         &self.addr
     }
 
     /// A request with a fresh opaque (JSON header, language JAVA, version 513).
-    pub fn cmd(&mut self, code: i32) -> RemotingCommand {
+    pub(super) fn cmd(&mut self, code: i32) -> RemotingCommand {
         self.conn.request(code)
     }
 
     /// Sends `cmd` and waits for the response with its opaque; other frames are skipped.
-    pub fn request(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
+    pub(super) fn request(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, CliError> {
         self.conn.ask(cmd).map_err(|e| failed(&self.addr, e))
     }
 }

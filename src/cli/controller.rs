@@ -15,7 +15,7 @@ use super::{bad_body, call, CliError, Ctx, Output};
 
 /// `-a`: one controller, or several separated by ';' (any of them leads to the leader).
 #[derive(Args, Debug, Clone)]
-pub struct Controllers {
+pub(super) struct Controllers {
     /// Controller address host:port (its own port, from controllerDLegerPeers); several separated by ';'.
     #[arg(short = 'a', long = "controllerAddress", value_name = "HOST:PORT", required = true)]
     addr: String,

@@ -9,7 +9,7 @@ use crate::protocol::json::{self, JsonError, Value};
 
 /// Why a response body could not be read; `what` names the body (`topic route`, `KV table`, …).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
+pub(super) enum DecodeError {
     #[error("cannot read the {what}: {source}")]
     Json { what: &'static str, source: JsonError },
     #[error("cannot read the {what}: not a JSON object")]
@@ -73,7 +73,7 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 }
 
 /// `TopicRouteData` (105). Static-topic mapping info is not read.
-pub fn topic_route(body: &[u8]) -> Result<TopicRouteData, DecodeError> {
+pub(super) fn topic_route(body: &[u8]) -> Result<TopicRouteData, DecodeError> {
     let v = parse(body, "topic route")?;
     let mut route = TopicRouteData {
         queue_datas: array(&v, "queueDatas").iter().map(queue_data).collect(),
@@ -97,7 +97,7 @@ pub fn topic_route(body: &[u8]) -> Result<TopicRouteData, DecodeError> {
 }
 
 /// `ClusterInfo` (106), always fastjson's default dialect on the wire.
-pub fn cluster_info(body: &[u8]) -> Result<ClusterInfo, DecodeError> {
+pub(super) fn cluster_info(body: &[u8]) -> Result<ClusterInfo, DecodeError> {
     let v = parse(body, "cluster info")?;
     let mut info = ClusterInfo::default();
     if let Some(table) = v.get("brokerAddrTable") {
@@ -118,7 +118,7 @@ pub fn cluster_info(body: &[u8]) -> Result<ClusterInfo, DecodeError> {
 }
 
 /// `TopicList` (206): the topics, sorted and deduplicated.
-pub fn topic_list(body: &[u8]) -> Result<Vec<String>, DecodeError> {
+pub(super) fn topic_list(body: &[u8]) -> Result<Vec<String>, DecodeError> {
     if body.is_empty() {
         return Ok(Vec::new());
     }
@@ -130,7 +130,7 @@ pub fn topic_list(body: &[u8]) -> Result<Vec<String>, DecodeError> {
 }
 
 /// `KVTable` (219).
-pub fn kv_table(body: &[u8]) -> Result<BTreeMap<String, String>, DecodeError> {
+pub(super) fn kv_table(body: &[u8]) -> Result<BTreeMap<String, String>, DecodeError> {
     if body.is_empty() {
         return Ok(BTreeMap::new());
     }

@@ -23,7 +23,7 @@ use super::{json_text, CliError, Output};
 const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// Reads and prints the verdicts of every server in `http`.
-pub fn health(
+pub(super) fn health(
     http: &[String],
     basic: Option<&(String, String)>,
     timeout: Duration,

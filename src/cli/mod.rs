@@ -38,11 +38,11 @@ use clap::{Args, Subcommand};
 
 use crate::model::{BrokerData, QueueData};
 use crate::protocol::{RemotingCommand, ResponseCode};
-pub use argv::{mqadmin_argv, top_level_hint};
+pub use argv::mqadmin_argv;
 use client::Client;
 
 /// Where `-n` points when it is not given (the Java default).
-pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
+pub(crate) const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
 
 /// Query and change a running name server.
 #[derive(Args, Debug, Clone)]
@@ -255,7 +255,7 @@ pub enum ConfigCommand {
 
 /// Why a command failed. `exit_code` maps each kind to the process exit code.
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Cannot resolve or connect.
     Unreachable { addr: String, reason: String },
     /// Connected, but the exchange failed (timeout, closed connection, undecodable frame).
@@ -276,7 +276,7 @@ pub enum CliError {
 }
 
 impl CliError {
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Server { .. }
             | CliError::TopicNotExist { .. }
@@ -328,7 +328,7 @@ fn answer(code: i32, remark: &Option<String>) -> String {
 
 impl CliError {
     /// What went wrong, without the server's address: for a line that already names it.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             CliError::Unreachable { reason, .. } => format!("cannot connect: {reason}"),
             CliError::Io { reason, .. } | CliError::BadBody { reason, .. } => reason.clone(),
@@ -351,12 +351,12 @@ fn first_line(s: &str) -> &str {
 }
 
 /// The Java name of a response code, or "error".
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     controller::response_name(code).unwrap_or_else(|| crate::protocol::code::response_name(code))
 }
 
 /// What a command prints on stdout and the exit code it ends with.
-pub struct Output {
+pub(crate) struct Output {
     pub text: String,
     pub code: u8,
 }
@@ -409,7 +409,7 @@ fn basic_credentials(args: &AdminArgs) -> Option<(String, String)> {
 }
 
 /// Options every command shares.
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub addrs: Vec<String>,
     pub json: bool,
     pub timeout: Duration,
@@ -458,7 +458,7 @@ fn bad_body(client: &Client, reason: String) -> CliError {
 }
 
 /// Java `PermName.perm2String`: `R`, `W`, `X` (inherit) or `-` in three positions.
-pub fn perm_text(perm: i32) -> String {
+pub(crate) fn perm_text(perm: i32) -> String {
     use crate::model::perm::{INHERIT, READ, WRITE};
     let bit = |mask: i32, c: char| if perm & mask != 0 { c } else { '-' };
     [bit(READ, 'R'), bit(WRITE, 'W'), bit(INHERIT, 'X')].iter().collect()

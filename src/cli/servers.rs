@@ -84,7 +84,7 @@ pub(super) struct Writes<T> {
 impl<T> Writes<T> {
     /// With a single server that failed, its error, printed like any command's error (one line, its exit code);
     /// a per-server report says nothing more there.
-    pub fn sole_error(mut self) -> Result<Self, CliError> {
+    pub(super) fn sole_error(mut self) -> Result<Self, CliError> {
         if self.outcomes.len() == 1 && self.outcomes[0].1.is_err() {
             if let Some((_, Err(e))) = self.outcomes.pop() {
                 return Err(e);
@@ -94,12 +94,12 @@ impl<T> Writes<T> {
     }
 
     /// The servers that applied the write, with what they answered.
-    pub fn applied(&self) -> impl Iterator<Item = (&str, &T)> {
+    pub(super) fn applied(&self) -> impl Iterator<Item = (&str, &T)> {
         self.outcomes.iter().filter_map(|(a, o)| o.as_ref().ok().map(|v| (a.as_str(), v)))
     }
 
     /// `[{"namesrv": …, "error": …}]` for the servers that did not apply it.
-    pub fn failed_json(&self) -> Value {
+    pub(super) fn failed_json(&self) -> Value {
         let failed: Vec<Value> = self
             .outcomes
             .iter()
@@ -109,7 +109,7 @@ impl<T> Writes<T> {
     }
 
     /// `a:9876  ok` or `b:9876  failed: cannot connect: …`, one line per server, the addresses padded alike.
-    pub fn lines(&self) -> String {
+    pub(super) fn lines(&self) -> String {
         let width = self.outcomes.iter().map(|(a, _)| a.len()).max().unwrap_or(0);
         self.outcomes
             .iter()
@@ -122,7 +122,7 @@ impl<T> Writes<T> {
 
     /// `text` (or `json`) with the exit code: 0 if every server applied the write, else the worst failure's (2 if
     /// one could not be reached, else 1), and a line on stderr naming the servers that missed it.
-    pub fn finish(&self, ctx: &Ctx, text: String, json: Value) -> Output {
+    pub(super) fn finish(&self, ctx: &Ctx, text: String, json: Value) -> Output {
         let failed: Vec<(&str, &CliError)> =
             self.outcomes.iter().filter_map(|(a, o)| o.as_ref().err().map(|e| (a.as_str(), e))).collect();
         let code = failed.iter().map(|(_, e)| e.exit_code()).max().unwrap_or(0);
@@ -144,7 +144,7 @@ impl<T> Writes<T> {
 
     /// The usual report: `headline`, then one line per server; in JSON, `json` plus `servers` (those that applied
     /// it) and `failed`.
-    pub fn report(&self, ctx: &Ctx, headline: &str, mut json: Value) -> Output {
+    pub(super) fn report(&self, ctx: &Ctx, headline: &str, mut json: Value) -> Output {
         let applied: Vec<&str> = self.applied().map(|(a, _)| a).collect();
         json["servers"] = applied.into();
         json["failed"] = self.failed_json();

@@ -1,29 +1,29 @@
 //! Plain-text tables: a header row, columns padded to their widest cell, two spaces between columns, no trailing
 //! blanks.
 
-pub struct Table {
+pub(super) struct Table {
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub fn new(header: &[&str]) -> Table {
+    pub(super) fn new(header: &[&str]) -> Table {
         Table { rows: vec![header.iter().map(|h| h.to_string()).collect()] }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(super) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
     /// Rows other than the header.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.rows.len() - 1
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let mut widths = vec![0usize; columns];
         for row in &self.rows {

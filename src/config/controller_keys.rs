@@ -4,7 +4,7 @@
 
 /// Every `ControllerConfig` key we know. Keys we read are in `Settings`; the rest (thread pools, DLedger's file
 /// size, Java's metrics exporters) are Java engine knobs with no meaning here, accepted so a Java file loads.
-pub const CONTROLLER_KEYS: &[&str] = &[
+pub(crate) const CONTROLLER_KEYS: &[&str] = &[
     "controllerType",
     "controllerDLegerGroup",
     "controllerDLegerPeers",

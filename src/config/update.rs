@@ -7,7 +7,7 @@ use super::{update_policy, Config, UnknownKey, Update};
 use crate::protocol::props;
 
 /// Java's remark when an update names a key of its black list.
-pub const BLACK_LISTED: &str = "Can not update config in black list.";
+pub(crate) const BLACK_LISTED: &str = "Can not update config in black list.";
 
 /// Java's fixed black list (`DefaultRequestProcessor.initConfigBlackList`); the `configBlackList` setting adds to it.
 const JAVA_FIXED_BLACK_LIST: [&str; 4] = ["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"];
@@ -30,7 +30,7 @@ pub enum Refused {
 
 impl Refused {
     /// The response remark.
-    pub fn remark(&self) -> String {
+    pub(crate) fn remark(&self) -> String {
         self.to_string()
     }
 }
@@ -123,7 +123,7 @@ impl Config {
     /// the `configBlackList` setting (an operator may add to it). Keys nobody knows are not refused: Java ignores
     /// them and answers SUCCESS, and so do we. The extra keys of the `-c` file may be updated (Java keeps and
     /// rewrites them; they mean nothing to us).
-    pub fn refused_updates<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    pub(crate) fn refused_updates<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         let configured: Vec<&str> =
             self.config_black_list.split(';').map(str::trim).filter(|s| !s.is_empty()).collect();
         let mut refused: Vec<String> = keys

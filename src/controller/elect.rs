@@ -18,13 +18,13 @@ use super::liveness::{LiveFacts, Liveness};
 
 /// The group an election is for.
 #[derive(Clone, Copy, Debug)]
-pub struct Group<'a> {
+pub(crate) struct Group<'a> {
     pub cluster_name: &'a str,
     pub broker_name: &'a str,
 }
 
 /// Java `ElectPolicy.elect`: the new master, or `None` when no candidate qualifies.
-pub fn elect(
+pub(crate) fn elect(
     live: &impl Liveness,
     group: Group<'_>,
     sync_state_set: &BTreeSet<BrokerId>,
@@ -65,7 +65,7 @@ fn try_elect(
 
 /// `Less` = `a` is the better master. Candidates with known facts come before those without (Java would fail on
 /// a live broker without facts; a bare predicate gives none, and then the lowest id wins).
-pub fn rank(a: (BrokerId, Option<LiveFacts>), b: (BrokerId, Option<LiveFacts>)) -> Ordering {
+pub(crate) fn rank(a: (BrokerId, Option<LiveFacts>), b: (BrokerId, Option<LiveFacts>)) -> Ordering {
     let by_facts = match (a.1, b.1) {
         (Some(fa), Some(fb)) => fb
             .epoch

@@ -20,7 +20,7 @@ impl std::fmt::Display for JavaLong {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-pub enum ControllerError {
+pub(crate) enum ControllerError {
     // ---- 1001 CONTROLLER_ALTER_SYNC_STATE_SET ----
     #[error("Broker metadata is not existed")]
     AlterUnknownGroup,
@@ -82,15 +82,11 @@ pub enum ControllerError {
     FirstIdNotOne { broker_name: String, broker_id: BrokerId },
     #[error("Fail to apply brokerId: {broker_id} in broker-set: {broker_name}")]
     BrokerIdTaken { broker_id: BrokerId, broker_name: String },
-
-    // ---- not produced by the pure core: the node around it answers these ----
-    #[error("The controller is not in leader state")]
-    NotLeader,
 }
 
 impl ControllerError {
     /// The RocketMQ response code Java answers with.
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         use ControllerError as E;
         match self {
             E::AlterUnknownGroup | E::SyncStateSetUnchanged | E::MasterLeftOut(_) => {
@@ -113,12 +109,11 @@ impl ControllerError {
             | E::CleanLivingBroker { .. }
             | E::CleanUnknownGroup { .. } => Code::CONTROLLER_INVALID_CLEAN_BROKER_METADATA,
             E::FirstIdNotOne { .. } | E::BrokerIdTaken { .. } => Code::CONTROLLER_BROKER_ID_INVALID,
-            E::NotLeader => Code::CONTROLLER_NOT_LEADER,
         }
     }
 
     /// Java's remark (the text of `Display`).
-    pub fn remark(&self) -> String {
+    pub(crate) fn remark(&self) -> String {
         self.to_string()
     }
 }

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 /// A broker's id inside its group, as the controller assigns it (Java `Long`; 1 is the first, 0 never: on the
 /// name server 0 means master).
-pub type BrokerId = i64;
+pub(crate) type BrokerId = i64;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Event {
+pub(crate) enum Event {
     /// Java `AlterSyncStateSetEvent`: the group's SyncStateSet becomes `new_sync_state_set` (epoch + 1).
     AlterSyncStateSet { broker_name: String, new_sync_state_set: BTreeSet<BrokerId> },
     /// Java `ApplyBrokerIdEvent`: `new_broker_id` is taken by the broker that sent `register_check_code`
@@ -36,15 +36,4 @@ pub enum Event {
     UpdateBrokerAddress { cluster_name: String, broker_name: String, broker_address: String, broker_id: BrokerId },
 }
 
-impl Event {
-    /// The broker group (Java brokerName) the event changes.
-    pub fn broker_name(&self) -> &str {
-        match self {
-            Event::AlterSyncStateSet { broker_name, .. }
-            | Event::ApplyBrokerId { broker_name, .. }
-            | Event::ElectMaster { broker_name, .. }
-            | Event::CleanBrokerData { broker_name, .. }
-            | Event::UpdateBrokerAddress { broker_name, .. } => broker_name,
-        }
-    }
-}
+impl Event {}

@@ -12,11 +12,11 @@ use super::liveness::{LiveFacts, Liveness};
 
 /// Java `BrokerHeartbeatManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME` (the controller's: 10 s, not the name
 /// server's 120 s).
-pub const DEFAULT_HEARTBEAT_TIMEOUT_MS: i64 = 10_000;
+pub(crate) const DEFAULT_HEARTBEAT_TIMEOUT_MS: i64 = 10_000;
 
 /// What a heartbeat says (904 `BrokerHeartbeatRequestHeader`); `None` where the broker left a field out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BrokerHeartbeat {
+pub(crate) struct BrokerHeartbeat {
     pub cluster_name: String,
     pub broker_addr: String,
     pub broker_name: String,
@@ -30,7 +30,7 @@ pub struct BrokerHeartbeat {
 
 /// Java `BrokerIdentityInfo`: the live table's key.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BrokerIdentity {
+pub(crate) struct BrokerIdentity {
     pub cluster_name: String,
     pub broker_name: String,
     pub broker_id: BrokerId,
@@ -38,7 +38,7 @@ pub struct BrokerIdentity {
 
 /// Java `BrokerLiveInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BrokerLiveInfo {
+pub(crate) struct BrokerLiveInfo {
     pub broker_addr: String,
     pub last_update_ms: i64,
     pub heartbeat_timeout_ms: i64,
@@ -53,27 +53,27 @@ pub struct BrokerLiveInfo {
 
 impl BrokerLiveInfo {
     /// Java `isBrokerActive`: alive up to and including `last + timeout`.
-    pub fn is_alive(&self, now_ms: i64) -> bool {
+    pub(crate) fn is_alive(&self, now_ms: i64) -> bool {
         self.last_update_ms.saturating_add(self.heartbeat_timeout_ms) >= now_ms
     }
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct HeartbeatTable {
+pub(crate) struct HeartbeatTable {
     live: BTreeMap<BrokerIdentity, BrokerLiveInfo>,
 }
 
 impl HeartbeatTable {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.live.len()
     }
 
     /// brokerName → how many of its brokers are alive at `now_ms` (for `/metrics`).
-    pub fn alive_by_group(&self, now_ms: i64) -> std::collections::BTreeMap<String, u64> {
+    pub(crate) fn alive_by_group(&self, now_ms: i64) -> std::collections::BTreeMap<String, u64> {
         let mut out = std::collections::BTreeMap::new();
         for (id, info) in &self.live {
             if info.is_alive(now_ms) {
@@ -83,18 +83,20 @@ impl HeartbeatTable {
         out
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.live.is_empty()
     }
 
-    pub fn get(&self, id: &BrokerIdentity) -> Option<&BrokerLiveInfo> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, id: &BrokerIdentity) -> Option<&BrokerLiveInfo> {
         self.live.get(id)
     }
 
     /// 904 BROKER_HEARTBEAT. A returning broker refreshes its timestamp, timeout and priority; its epoch and
     /// offsets only move forward (epoch up, or same epoch and a higher maxOffset), so a late heartbeat cannot
     /// make a broker look more behind than it is — elections rank by them.
-    pub fn on_heartbeat(&mut self, hb: &BrokerHeartbeat, conn: Option<ConnId>, now_ms: i64) {
+    pub(crate) fn on_heartbeat(&mut self, hb: &BrokerHeartbeat, conn: Option<ConnId>, now_ms: i64) {
         let key = BrokerIdentity {
             cluster_name: hb.cluster_name.clone(),
             broker_name: hb.broker_name.clone(),
@@ -135,7 +137,7 @@ impl HeartbeatTable {
 
     /// Remove and return the brokers silent for more than their timeout (Java `scanNotActiveBroker`). The node
     /// closes their connections and, if it leads, re-elects where one of them was master.
-    pub fn scan(&mut self, now_ms: i64) -> Vec<BrokerIdentity> {
+    pub(crate) fn scan(&mut self, now_ms: i64) -> Vec<BrokerIdentity> {
         let expired: Vec<BrokerIdentity> =
             self.live.iter().filter(|(_, info)| !info.is_alive(now_ms)).map(|(id, _)| id.clone()).collect();
         for id in &expired {
@@ -147,7 +149,7 @@ impl HeartbeatTable {
     /// Remove and return the brokers whose connection closed (Java `onBrokerChannelClose`): a killed master is
     /// replaced within about a second instead of after its heartbeat timeout. Java removes only the first match;
     /// we remove every entry on the connection (one broker, one identity, in practice the same).
-    pub fn on_connection_closed(&mut self, conn: ConnId) -> Vec<BrokerIdentity> {
+    pub(crate) fn on_connection_closed(&mut self, conn: ConnId) -> Vec<BrokerIdentity> {
         let gone: Vec<BrokerIdentity> =
             self.live.iter().filter(|(_, info)| info.conn == Some(conn)).map(|(id, _)| id.clone()).collect();
         for id in &gone {
@@ -157,7 +159,7 @@ impl HeartbeatTable {
     }
 
     /// The table as `Liveness` at `now_ms`, for the leader's validation and elections.
-    pub fn at(&self, now_ms: i64) -> LiveAt<'_> {
+    pub(crate) fn at(&self, now_ms: i64) -> LiveAt<'_> {
         LiveAt { table: self, now_ms }
     }
 
@@ -170,7 +172,7 @@ impl HeartbeatTable {
 
 /// A `HeartbeatTable` read at one instant.
 #[derive(Clone, Copy, Debug)]
-pub struct LiveAt<'a> {
+pub(crate) struct LiveAt<'a> {
     table: &'a HeartbeatTable,
     now_ms: i64,
 }

@@ -14,7 +14,7 @@ use super::request::*;
 
 impl ReplicasInfo {
     /// 1001 CONTROLLER_ALTER_SYNC_STATE_SET.
-    pub fn alter_sync_state_set(
+    pub(crate) fn alter_sync_state_set(
         &self,
         req: &AlterSyncStateSet,
         live: &impl Liveness,
@@ -59,7 +59,7 @@ impl ReplicasInfo {
     }
 
     /// 1002 CONTROLLER_ELECT_MASTER (also what the controller itself sends when a master dies, with `ANY_BROKER`).
-    pub fn elect_master(
+    pub(crate) fn elect_master(
         &self,
         req: &ElectMaster,
         live: &impl Liveness,
@@ -131,7 +131,7 @@ impl ReplicasInfo {
     }
 
     /// 1012 CONTROLLER_GET_NEXT_BROKER_ID (a read: no events).
-    pub fn get_next_broker_id(&self, req: &GetNextBrokerId) -> ControllerResult<NextBrokerIdResponse> {
+    pub(crate) fn get_next_broker_id(&self, req: &GetNextBrokerId) -> ControllerResult<NextBrokerIdResponse> {
         // Java reads the replicas table alone: a group whose sync state was cleaned still counts its ids.
         let next = self.replicas(&req.broker_name).map_or(FIRST_BROKER_CONTROLLER_ID, |r| r.next_assign_broker_id);
         let response = NextBrokerIdResponse {
@@ -143,7 +143,7 @@ impl ReplicasInfo {
     }
 
     /// 1013 CONTROLLER_APPLY_BROKER_ID.
-    pub fn apply_broker_id(&self, req: &ApplyBrokerId) -> ControllerResult<ApplyBrokerIdResponse> {
+    pub(crate) fn apply_broker_id(&self, req: &ApplyBrokerId) -> ControllerResult<ApplyBrokerIdResponse> {
         let response =
             ApplyBrokerIdResponse { cluster_name: req.cluster_name.clone(), broker_name: req.broker_name.clone() };
         let id = req.applied_broker_id;
@@ -174,7 +174,7 @@ impl ReplicasInfo {
     }
 
     /// 1003 CONTROLLER_REGISTER_BROKER.
-    pub fn register_broker(
+    pub(crate) fn register_broker(
         &self,
         req: &RegisterBroker,
         live: &impl Liveness,
@@ -218,7 +218,7 @@ impl ReplicasInfo {
     }
 
     /// 1004 CONTROLLER_GET_REPLICA_INFO.
-    pub fn get_replica_info(&self, broker_name: &str) -> ControllerResult<ReplicaInfoResponse> {
+    pub(crate) fn get_replica_info(&self, broker_name: &str) -> ControllerResult<ReplicaInfoResponse> {
         let Some((replicas, sync)) = self.group(broker_name) else {
             return ControllerResult::refused(ReplicaInfoResponse::default(), E::MetadataNotExist);
         };
@@ -235,7 +235,7 @@ impl ReplicasInfo {
     }
 
     /// 1006 CONTROLLER_GET_SYNC_STATE_DATA: every known group among `broker_names`, replicas split by in-sync.
-    pub fn get_sync_state_data(
+    pub(crate) fn get_sync_state_data(
         &self,
         broker_names: &[String],
         live: &impl Liveness,
@@ -267,7 +267,7 @@ impl ReplicasInfo {
     }
 
     /// 1011 CLEAN_BROKER_DATA.
-    pub fn clean_broker_data(&self, req: &CleanBrokerData, live: &impl Liveness) -> ControllerResult<()> {
+    pub(crate) fn clean_broker_data(&self, req: &CleanBrokerData, live: &impl Liveness) -> ControllerResult<()> {
         let name = &req.broker_name;
         let ids_text = req.broker_controller_ids_to_clean.as_deref().filter(|s| !s.trim().is_empty());
         let mut ids = BTreeSet::new();
@@ -312,13 +312,13 @@ impl ReplicasInfo {
 
     /// Whether a broker the live table just lost was its group's master (Java `onBrokerInactive`): only then does
     /// the leader start an election (`elect_master` with `ANY_BROKER`).
-    pub fn lost_master(&self, broker_name: &str, broker_id: BrokerId) -> bool {
+    pub(crate) fn lost_master(&self, broker_name: &str, broker_id: BrokerId) -> bool {
         self.group(broker_name).is_some_and(|(_, sync)| sync.master_broker_id == Some(broker_id))
     }
 
     /// The groups whose master is not alive while another replica is (Java `scanNeedReelectBrokerSets`): the leader
     /// re-runs their election every `scanInactiveMasterInterval`, so a lost trigger is not lost for good.
-    pub fn scan_need_reelect(&self, live: &impl Liveness) -> Vec<String> {
+    pub(crate) fn scan_need_reelect(&self, live: &impl Liveness) -> Vec<String> {
         self.sync_states()
             .filter(|sync| {
                 let Some(master) = sync.master_broker_id else { return false };

@@ -7,14 +7,14 @@ use super::event::BrokerId;
 /// What a broker last reported that elections rank by (Java `BrokerLiveInfo`'s epoch, maxOffset,
 /// electionPriority).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LiveFacts {
+pub(crate) struct LiveFacts {
     pub epoch: i32,
     pub max_offset: i64,
     /// Lower is preferred; absent in the heartbeat means `i32::MAX` (Java `Integer.MAX_VALUE`).
     pub election_priority: i32,
 }
 
-pub trait Liveness {
+pub(crate) trait Liveness {
     /// Whether (cluster, group, id) heartbeated within its timeout (Java `isBrokerActive`).
     fn is_alive(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> bool;
 

@@ -23,21 +23,22 @@
 //! anything but the state and the event (every node must reach the same state from the same log). It shares
 //! nothing with the name server's route tables.
 
-pub mod elect;
-pub mod error;
-pub mod event;
-pub mod heartbeat;
-pub mod leader;
-pub mod liveness;
-pub mod raft;
-pub mod replicas;
-pub mod request;
+pub(crate) mod elect;
+pub(crate) mod error;
+pub(crate) mod event;
+pub(crate) mod heartbeat;
+pub(crate) mod leader;
+pub(crate) mod liveness;
+pub(crate) mod raft;
+pub(crate) mod replicas;
+pub(crate) mod request;
 
 #[cfg(test)]
 mod tests;
 
-pub use error::ControllerError;
-pub use event::{BrokerId, Event};
-pub use heartbeat::HeartbeatTable;
-pub use replicas::ReplicasInfo;
-pub use request::ControllerResult;
+pub(crate) use event::BrokerId;
+#[cfg(test)]
+pub(crate) use event::Event;
+pub(crate) use heartbeat::HeartbeatTable;
+pub(crate) use replicas::ReplicasInfo;
+pub(crate) use request::ControllerResult;

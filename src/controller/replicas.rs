@@ -13,11 +13,11 @@ use serde::{Deserialize, Serialize};
 use super::event::{BrokerId, Event};
 
 /// Java `MixAll.FIRST_BROKER_CONTROLLER_ID`: the id a new group starts from.
-pub const FIRST_BROKER_CONTROLLER_ID: BrokerId = 1;
+pub(crate) const FIRST_BROKER_CONTROLLER_ID: BrokerId = 1;
 
 /// One registered replica (Java `Pair<address, registerCheckCode>`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplicaAddress {
+pub(crate) struct ReplicaAddress {
     pub address: String,
     /// `"ip:port;timestamp"` from the broker's first `APPLY_BROKER_ID`: lets the same broker re-apply its own id.
     pub register_check_code: String,
@@ -25,7 +25,7 @@ pub struct ReplicaAddress {
 
 /// Java `BrokerReplicaInfo`: the replicas of one broker group.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BrokerReplicaInfo {
+pub(crate) struct BrokerReplicaInfo {
     pub cluster_name: String,
     pub broker_name: String,
     /// Java `nextAssignBrokerId`: counts additions (not max id + 1), and never goes back when an id is cleaned.
@@ -43,12 +43,12 @@ impl BrokerReplicaInfo {
         }
     }
 
-    pub fn address(&self, id: Option<BrokerId>) -> Option<&str> {
+    pub(crate) fn address(&self, id: Option<BrokerId>) -> Option<&str> {
         id.and_then(|id| self.replicas.get(&id)).map(|r| r.address.as_str())
     }
 
     /// id → address (Java `getBrokerIdTable`).
-    pub fn addresses(&self) -> BTreeMap<BrokerId, String> {
+    pub(crate) fn addresses(&self) -> BTreeMap<BrokerId, String> {
         self.replicas.iter().map(|(id, r)| (*id, r.address.clone())).collect()
     }
 
@@ -62,7 +62,7 @@ impl BrokerReplicaInfo {
 
 /// Java `SyncStateInfo`: who is master and who is in sync, with the two fencing epochs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SyncStateInfo {
+pub(crate) struct SyncStateInfo {
     pub cluster_name: String,
     pub broker_name: String,
     /// Raised by every `ElectMaster` event, elected or not; 0 means no election ever happened.
@@ -86,7 +86,7 @@ impl SyncStateInfo {
     }
 
     /// Java `isFirstTimeForElect`: the first election takes the asker as master without a policy.
-    pub fn is_first_time_for_elect(&self) -> bool {
+    pub(crate) fn is_first_time_for_elect(&self) -> bool {
         self.master_epoch == 0
     }
 
@@ -103,7 +103,7 @@ impl SyncStateInfo {
 
 /// The whole replicated state: what a snapshot holds, and what the log's events rebuild.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplicasInfo {
+pub(crate) struct ReplicasInfo {
     /// Java `replicaInfoTable`, by brokerName.
     replicas: BTreeMap<String, BrokerReplicaInfo>,
     /// Java `syncStateSetInfoTable`, by brokerName.
@@ -111,35 +111,35 @@ pub struct ReplicasInfo {
 }
 
 impl ReplicasInfo {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Both tables hold the group (Java `isContainsBroker`); most requests ask this first.
-    pub fn is_registered(&self, broker_name: &str) -> bool {
+    pub(crate) fn is_registered(&self, broker_name: &str) -> bool {
         self.replicas.contains_key(broker_name) && self.sync_states.contains_key(broker_name)
     }
 
     /// The group's replicas and sync state, only when it is registered.
-    pub fn group(&self, broker_name: &str) -> Option<(&BrokerReplicaInfo, &SyncStateInfo)> {
+    pub(crate) fn group(&self, broker_name: &str) -> Option<(&BrokerReplicaInfo, &SyncStateInfo)> {
         Some((self.replicas.get(broker_name)?, self.sync_states.get(broker_name)?))
     }
 
     /// The group's replicas, even when its sync state is gone (Java reads `replicaInfoTable` alone for ids).
-    pub fn replicas(&self, broker_name: &str) -> Option<&BrokerReplicaInfo> {
+    pub(crate) fn replicas(&self, broker_name: &str) -> Option<&BrokerReplicaInfo> {
         self.replicas.get(broker_name)
     }
 
     /// The group's sync state, even when its replicas are gone.
-    pub fn sync_state(&self, broker_name: &str) -> Option<&SyncStateInfo> {
+    pub(crate) fn sync_state(&self, broker_name: &str) -> Option<&SyncStateInfo> {
         self.sync_states.get(broker_name)
     }
 
-    pub fn sync_states(&self) -> impl Iterator<Item = &SyncStateInfo> {
+    pub(crate) fn sync_states(&self) -> impl Iterator<Item = &SyncStateInfo> {
         self.sync_states.values()
     }
 
-    pub fn broker_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn broker_names(&self) -> impl Iterator<Item = &str> {
         self.replicas
             .keys()
             .chain(self.sync_states.keys().filter(|n| !self.replicas.contains_key(*n)))
@@ -148,7 +148,7 @@ impl ReplicasInfo {
 
     /// Apply one replicated event (Java `applyEvent`). Deterministic and total: an event naming an unknown group
     /// changes nothing, as in Java, so a node never stops on a log entry.
-    pub fn apply(&mut self, event: &Event) {
+    pub(crate) fn apply(&mut self, event: &Event) {
         match event {
             Event::AlterSyncStateSet { broker_name, new_sync_state_set } => {
                 if self.is_registered(broker_name) {

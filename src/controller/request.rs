@@ -11,41 +11,41 @@ use super::event::{BrokerId, Event};
 /// `Result`, because Java answers some refusals with data (2011 names the living master) and some with events
 /// (2004 records that the master is gone): the three travel together.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ControllerResult<T> {
+pub(crate) struct ControllerResult<T> {
     pub response: T,
     pub events: Vec<Event>,
     pub error: Option<ControllerError>,
 }
 
 impl<T> ControllerResult<T> {
-    pub fn ok(response: T, events: Vec<Event>) -> Self {
+    pub(crate) fn ok(response: T, events: Vec<Event>) -> Self {
         ControllerResult { response, events, error: None }
     }
 
-    pub fn refused(response: T, error: ControllerError) -> Self {
+    pub(crate) fn refused(response: T, error: ControllerError) -> Self {
         ControllerResult { response, events: Vec::new(), error: Some(error) }
     }
 
     /// The response code: 0 (SUCCESS) or the refusal's.
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.error.as_ref().map_or(crate::protocol::code::ResponseCode::SUCCESS, ControllerError::code)
     }
 
-    pub fn remark(&self) -> Option<String> {
+    pub(crate) fn remark(&self) -> Option<String> {
         self.error.as_ref().map(ControllerError::remark)
     }
 }
 
 /// Java body `SyncStateSet`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SyncStateSet {
+pub(crate) struct SyncStateSet {
     pub sync_state_set: BTreeSet<BrokerId>,
     pub sync_state_set_epoch: i32,
 }
 
 /// 1001: the master proposes a new SyncStateSet, fenced by both epochs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AlterSyncStateSet {
+pub(crate) struct AlterSyncStateSet {
     pub broker_name: String,
     pub master_broker_id: BrokerId,
     pub master_epoch: i32,
@@ -55,17 +55,17 @@ pub struct AlterSyncStateSet {
 
 /// 1001's answer; Java's header field is an `int`, so a refusal carries 0.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AlterSyncStateSetResponse {
+pub(crate) struct AlterSyncStateSetResponse {
     pub new_sync_state_set_epoch: i32,
     pub body: Option<SyncStateSet>,
 }
 
 /// Java `ElectMasterRequestHeader.brokerId` when any replica may be elected (controller-triggered elections).
-pub const ANY_BROKER: BrokerId = -1;
+pub(crate) const ANY_BROKER: BrokerId = -1;
 
 /// 1002.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ElectMaster {
+pub(crate) struct ElectMaster {
     pub cluster_name: String,
     pub broker_name: String,
     /// The asker (a broker's first election makes it master), the designated id (`designate_elect`), or
@@ -77,7 +77,7 @@ pub struct ElectMaster {
 
 /// Java `BrokerMemberGroup`: the group's replicas, sent with a new master.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BrokerMemberGroup {
+pub(crate) struct BrokerMemberGroup {
     pub cluster: String,
     pub broker_name: String,
     pub broker_addrs: BTreeMap<BrokerId, String>,
@@ -85,14 +85,14 @@ pub struct BrokerMemberGroup {
 
 /// Java `ElectMasterResponseBody`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ElectMasterBody {
+pub(crate) struct ElectMasterBody {
     pub broker_member_group: Option<BrokerMemberGroup>,
     pub sync_state_set: BTreeSet<BrokerId>,
 }
 
 /// 1002's answer (header fields are Java boxed types: null when not set).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ElectMasterResponse {
+pub(crate) struct ElectMasterResponse {
     pub master_broker_id: Option<BrokerId>,
     pub master_address: Option<String>,
     pub master_epoch: Option<i32>,
@@ -102,7 +102,7 @@ pub struct ElectMasterResponse {
 
 /// 1003.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegisterBroker {
+pub(crate) struct RegisterBroker {
     pub cluster_name: String,
     pub broker_name: String,
     pub broker_id: BrokerId,
@@ -111,7 +111,7 @@ pub struct RegisterBroker {
 
 /// 1003's answer: the master only while it is alive.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RegisterBrokerResponse {
+pub(crate) struct RegisterBrokerResponse {
     pub cluster_name: String,
     pub broker_name: String,
     pub master_broker_id: Option<BrokerId>,
@@ -123,7 +123,7 @@ pub struct RegisterBrokerResponse {
 
 /// 1004's answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReplicaInfoResponse {
+pub(crate) struct ReplicaInfoResponse {
     pub master_broker_id: Option<BrokerId>,
     pub master_address: Option<String>,
     pub master_epoch: Option<i32>,
@@ -132,7 +132,7 @@ pub struct ReplicaInfoResponse {
 
 /// Java `BrokerReplicasInfo.ReplicaIdentity`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplicaIdentity {
+pub(crate) struct ReplicaIdentity {
     pub broker_name: String,
     pub broker_id: BrokerId,
     pub broker_address: String,
@@ -141,7 +141,7 @@ pub struct ReplicaIdentity {
 
 /// Java `BrokerReplicasInfo.ReplicasInfo`: one group in 1006's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupReplicas {
+pub(crate) struct GroupReplicas {
     pub master_broker_id: Option<BrokerId>,
     pub master_address: Option<String>,
     pub master_epoch: i32,
@@ -152,13 +152,13 @@ pub struct GroupReplicas {
 
 /// 1006's answer (Java `BrokerReplicasInfo`): unknown names are left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BrokerReplicasInfo {
+pub(crate) struct BrokerReplicasInfo {
     pub replicas_info_table: BTreeMap<String, GroupReplicas>,
 }
 
 /// 1011.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CleanBrokerData {
+pub(crate) struct CleanBrokerData {
     pub cluster_name: Option<String>,
     pub broker_name: String,
     /// `"1;2"`; blank means the whole group.
@@ -169,14 +169,14 @@ pub struct CleanBrokerData {
 
 /// 1012.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GetNextBrokerId {
+pub(crate) struct GetNextBrokerId {
     pub cluster_name: String,
     pub broker_name: String,
 }
 
 /// 1012's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NextBrokerIdResponse {
+pub(crate) struct NextBrokerIdResponse {
     pub cluster_name: String,
     pub broker_name: String,
     pub next_broker_id: BrokerId,
@@ -184,7 +184,7 @@ pub struct NextBrokerIdResponse {
 
 /// 1013.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApplyBrokerId {
+pub(crate) struct ApplyBrokerId {
     pub cluster_name: String,
     pub broker_name: String,
     pub applied_broker_id: BrokerId,
@@ -194,7 +194,7 @@ pub struct ApplyBrokerId {
 
 /// 1013's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApplyBrokerIdResponse {
+pub(crate) struct ApplyBrokerIdResponse {
     pub cluster_name: String,
     pub broker_name: String,
 }

@@ -29,15 +29,15 @@ use crate::clock::Clock;
 use crate::controller::raft::{LogStore, LogStoreError, StateMachine, StateMachineError};
 use crate::metrics::ControllerMetrics;
 
-pub mod net;
-pub mod node;
-pub mod outbound;
-pub mod room;
-pub mod server;
-pub mod settings;
-pub mod wire;
+pub(crate) mod net;
+pub(crate) mod node;
+pub(crate) mod outbound;
+pub(crate) mod room;
+pub(crate) mod server;
+pub(crate) mod settings;
+pub(crate) mod wire;
 
-pub use node::Node;
+pub(crate) use node::Node;
 pub use settings::{Settings, SettingsError};
 
 /// Why the controller could not start.
@@ -60,7 +60,6 @@ pub enum ControllerStartError {
 /// A running controller node.
 pub struct ControllerHandle {
     addr: SocketAddr,
-    node: Arc<Node>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -69,11 +68,6 @@ impl ControllerHandle {
     /// Where the controller port listens.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// The node (tests and metrics read its role).
-    pub fn node(&self) -> &Arc<Node> {
-        &self.node
     }
 
     /// Stops serving, shuts Raft down (its files stay) and joins the thread.
@@ -174,7 +168,7 @@ pub fn start(
             .map_err(ControllerStartError::Runtime)?;
     info!(target: "controller", addr = %settings.this().addr, id = %settings.self_name, group = %settings.group,
         peers = settings.peers.len(), store = %settings.store_path.display(), "controller started");
-    Ok(ControllerHandle { addr: bound, node, stop: Some(stop), thread: Some(thread) })
+    Ok(ControllerHandle { addr: bound, stop: Some(stop), thread: Some(thread) })
 }
 
 async fn run(listener: StdListener, node: Arc<Node>, ctx: Arc<server::Listener>, stopped: oneshot::Receiver<()>) {

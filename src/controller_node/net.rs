@@ -27,17 +27,17 @@ use crate::protocol::code::ResponseCode;
 use crate::protocol::command::RemotingCommand;
 use crate::protocol::frame;
 
-pub const APPEND_ENTRIES: i32 = 52001;
-pub const VOTE: i32 = 52002;
-pub const INSTALL_SNAPSHOT: i32 = 52003;
+pub(crate) const APPEND_ENTRIES: i32 = 52001;
+pub(crate) const VOTE: i32 = 52002;
+pub(crate) const INSTALL_SNAPSHOT: i32 = 52003;
 
 /// Whether `code` is one of ours (served by `serve_rpc`).
-pub fn is_raft_rpc(code: i32) -> bool {
+pub(crate) fn is_raft_rpc(code: i32) -> bool {
     (APPEND_ENTRIES..=INSTALL_SNAPSHOT).contains(&code)
 }
 
 /// Builds one `PeerClient` per target openraft replicates to.
-pub struct Network {
+pub(crate) struct Network {
     pub max_frame: usize,
 }
 
@@ -49,7 +49,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
     }
 }
 
-pub struct PeerClient {
+pub(crate) struct PeerClient {
     target: NodeId,
     addr: String,
     max_frame: usize,
@@ -138,7 +138,7 @@ impl RaftNetwork<TypeConfig> for PeerClient {
 }
 
 /// Runs a Raft RPC from a peer on this node's Raft and answers with openraft's result as JSON.
-pub async fn serve_rpc(raft: &Raft<TypeConfig>, req: &RemotingCommand) -> RemotingCommand {
+pub(crate) async fn serve_rpc(raft: &Raft<TypeConfig>, req: &RemotingCommand) -> RemotingCommand {
     let body = match req.code {
         APPEND_ENTRIES => match serde_json::from_slice(&req.body) {
             Ok(rpc) => serde_json::to_vec(&raft.append_entries(rpc).await),

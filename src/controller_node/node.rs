@@ -44,7 +44,7 @@ enum Refusal {
     Raft(String),
 }
 
-pub struct Node {
+pub(crate) struct Node {
     pub raft: Raft<TypeConfig>,
     pub id: NodeId,
     settings: Arc<Settings>,
@@ -59,7 +59,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn new(
+    pub(crate) fn new(
         raft: Raft<TypeConfig>,
         settings: Arc<Settings>,
         view: Arc<ArcSwap<ReplicasInfo>>,
@@ -87,7 +87,7 @@ impl Node {
     }
 
     /// Refreshes the gauges of `/metrics` (role, term, leader, live brokers, groups).
-    pub fn refresh_metrics(&self) {
+    pub(crate) fn refresh_metrics(&self) {
         let m = &self.metrics;
         let (term, leader) = {
             let raft = self.raft.metrics();
@@ -107,20 +107,20 @@ impl Node {
     }
 
     /// (`scanNotActiveBrokerInterval`, `scanInactiveMasterInterval`) in ms.
-    pub fn scan_intervals(&self) -> (u64, u64) {
+    pub(crate) fn scan_intervals(&self) -> (u64, u64) {
         (self.settings.scan_not_active_broker_interval_ms, self.settings.scan_inactive_master_interval_ms)
     }
 
-    pub fn leader(&self) -> Option<NodeId> {
+    pub(crate) fn leader(&self) -> Option<NodeId> {
         self.raft.metrics().borrow().current_leader
     }
 
-    pub fn is_leader(&self) -> bool {
+    pub(crate) fn is_leader(&self) -> bool {
         self.leader() == Some(self.id)
     }
 
     /// Answers one broker or admin request; `None` for one-way requests.
-    pub async fn handle(&self, req: &RemotingCommand, conn: ConnId, peer: IpAddr) -> Option<RemotingCommand> {
+    pub(crate) async fn handle(&self, req: &RemotingCommand, conn: ConnId, peer: IpAddr) -> Option<RemotingCommand> {
         let response = match wire::decode(req) {
             _ if is_write(req.code) && !self.allow_list.allows(peer) => {
                 let remark = format!(
@@ -249,20 +249,20 @@ impl Node {
     }
 
     /// A broker's connection closed: its live entries go, and a lost master is replaced at once.
-    pub async fn on_connection_closed(&self, conn: ConnId) {
+    pub(crate) async fn on_connection_closed(&self, conn: ConnId) {
         let gone = self.heartbeats().on_connection_closed(conn);
         self.on_brokers_inactive(gone).await;
     }
 
     /// `scanNotActiveBrokerInterval`: brokers silent past their timeout go.
-    pub async fn scan_not_active(&self) {
+    pub(crate) async fn scan_not_active(&self) {
         let gone = self.heartbeats().scan(self.clock.now_ms());
         self.on_brokers_inactive(gone).await;
     }
 
     /// `scanInactiveMasterInterval`, leader only: re-run the election of every group whose master is dead while a
     /// replica lives, so a trigger that failed is not lost for good.
-    pub async fn scan_inactive_masters(&self) {
+    pub(crate) async fn scan_inactive_masters(&self) {
         if !self.is_leader() {
             return;
         }

@@ -14,7 +14,7 @@ use crate::protocol::frame;
 const ONEWAY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Sends `cmd` to `addr` in the background; failures are logged, as Java logs them.
-pub fn send_oneway(addr: String, cmd: RemotingCommand) {
+pub(crate) fn send_oneway(addr: String, cmd: RemotingCommand) {
     tokio::spawn(async move {
         let mut out = BytesMut::new();
         frame::encode(&cmd, &mut out);

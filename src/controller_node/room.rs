@@ -19,13 +19,13 @@ use crate::limit::ByteBudget;
 use crate::metrics::ControllerMetrics;
 
 /// Frames up to this long are read without taking room: every broker request and most Raft messages.
-pub const BIG_FRAME: usize = 256 * 1024;
+pub(crate) const BIG_FRAME: usize = 256 * 1024;
 
 /// How long a connection waits for room before it is closed.
-pub const ROOM_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const ROOM_WAIT: Duration = Duration::from_secs(10);
 
 /// The budget of the controller port's big frames, shared by its connections.
-pub struct FrameRoom {
+pub(crate) struct FrameRoom {
     budget: ByteBudget,
     /// Woken when room is given back.
     freed: Notify,
@@ -33,7 +33,7 @@ pub struct FrameRoom {
 }
 
 /// Room taken for one frame; given back when dropped.
-pub struct Room {
+pub(crate) struct Room {
     room: Arc<FrameRoom>,
     bytes: usize,
 }
@@ -48,12 +48,12 @@ impl Drop for Room {
 
 impl FrameRoom {
     /// `cap` bytes (0 = unlimited, as the other byte budgets).
-    pub fn new(cap: usize, metrics: Arc<ControllerMetrics>) -> Arc<FrameRoom> {
+    pub(crate) fn new(cap: usize, metrics: Arc<ControllerMetrics>) -> Arc<FrameRoom> {
         Arc::new(FrameRoom { budget: ByteBudget::new(cap), freed: Notify::new(), metrics })
     }
 
     /// Takes `bytes` for a frame, waiting up to `wait` for room; `None` if there was none in time.
-    pub async fn admit(self: &Arc<Self>, bytes: usize, wait: Duration) -> Option<Room> {
+    pub(crate) async fn admit(self: &Arc<Self>, bytes: usize, wait: Duration) -> Option<Room> {
         let deadline = tokio::time::Instant::now() + wait;
         let mut waiting = None;
         let room = loop {
@@ -92,17 +92,17 @@ impl Drop for Waiting<'_> {
 
 /// The capacity of one connection's read buffer, kept in `namesrv_controller_read_buffer_bytes` (the sum over the
 /// connections): what the port holds for frames not whole yet, whatever the budget says.
-pub struct BufferGauge<'a> {
+pub(crate) struct BufferGauge<'a> {
     metrics: &'a ControllerMetrics,
     shown: usize,
 }
 
 impl<'a> BufferGauge<'a> {
-    pub fn new(metrics: &'a ControllerMetrics) -> BufferGauge<'a> {
+    pub(crate) fn new(metrics: &'a ControllerMetrics) -> BufferGauge<'a> {
         BufferGauge { metrics, shown: 0 }
     }
 
-    pub fn set(&mut self, capacity: usize) {
+    pub(crate) fn set(&mut self, capacity: usize) {
         if capacity != self.shown {
             self.metrics.read_buffer_bytes.fetch_add(capacity as u64, Relaxed);
             self.metrics.read_buffer_bytes.fetch_sub(self.shown as u64, Relaxed);

@@ -26,7 +26,7 @@ use crate::state::ConnId;
 const MAX_IN_FLIGHT: usize = 64;
 
 /// What every connection task needs besides the node.
-pub struct Listener {
+pub(crate) struct Listener {
     pub max_frame: usize,
     /// The hosts of `controllerDLegerPeers`: the only ones whose Raft RPCs are served.
     pub raft_peers: HashSet<IpAddr>,
@@ -38,7 +38,7 @@ pub struct Listener {
 /// Connection ids on the controller port: a reactor number no reactor has, so they never meet the name server's.
 const CONTROLLER_REACTOR: u16 = u16::MAX;
 
-pub async fn serve(listener: TcpListener, node: Arc<Node>, ctx: Arc<Listener>) {
+pub(crate) async fn serve(listener: TcpListener, node: Arc<Node>, ctx: Arc<Listener>) {
     let next = AtomicU32::new(0);
     loop {
         match listener.accept().await {

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use crate::controller::raft::NodeId;
 
 /// Every `ControllerConfig` key we know (declared in `config`, which must not reach up here to learn them).
-pub use crate::config::CONTROLLER_KEYS as KEYS;
+pub(crate) use crate::config::CONTROLLER_KEYS as KEYS;
 
 /// `controllerFrameBytes`' default: two frames of the default `maxFrameLength`. Brokers' requests are small; Raft's
 /// big messages (a snapshot, a long append) come from two or four peers.
-pub const DEFAULT_FRAME_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_FRAME_BYTES: usize = 32 * 1024 * 1024;
 
 /// One controller of the group, as `controllerDLegerPeers` names it (`n0-127.0.0.1:9878`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,17 +129,17 @@ impl Settings {
     }
 
     /// This node.
-    pub fn this(&self) -> &Peer {
+    pub(crate) fn this(&self) -> &Peer {
         self.peers.iter().find(|p| p.name == self.self_name).expect("checked in from_keys")
     }
 
-    pub fn peer(&self, id: NodeId) -> Option<&Peer> {
+    pub(crate) fn peer(&self, id: NodeId) -> Option<&Peer> {
         self.peers.iter().find(|p| p.id == id)
     }
 
     /// 1010's answer, sorted by key: Java `ControllerConfig`'s keys — those we honour with the values we run with,
     /// the others as the file set them or Java's defaults — and the controller's `listenPort`.
-    pub fn properties(&self) -> Vec<(String, String)> {
+    pub(crate) fn properties(&self) -> Vec<(String, String)> {
         let peers: Vec<String> = self.peers.iter().map(|p| format!("{}-{}", p.name, p.addr)).collect();
         let port = self.this().addr.rsplit(':').next().unwrap_or_default().to_string();
         let mut out = vec![
@@ -163,12 +163,12 @@ impl Settings {
 
     /// Whether 1009 must refuse a key: every controller key is read once at start (and the election ones guard
     /// against data loss), so none may change over the network; Java's `configBlackList` keys neither.
-    pub fn refuses_update_of(key: &str) -> bool {
+    pub(crate) fn refuses_update_of(key: &str) -> bool {
         KEYS.contains(&key) || ["configBlackList", "configStorePath", "scanNotActiveBrokerInterval"].contains(&key)
     }
 
     /// 1005's `peers`: DLedger's `id:addr;` for each, in the file's order.
-    pub fn peers_text(&self) -> String {
+    pub(crate) fn peers_text(&self) -> String {
         self.peers.iter().map(|p| format!("{}:{};", p.name, p.addr)).collect()
     }
 }

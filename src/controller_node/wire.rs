@@ -16,7 +16,7 @@ use crate::protocol::json::{self, Dialect, JsonWriter, Value};
 
 /// A controller request, decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
+pub(crate) enum Request {
     AlterSyncStateSet(AlterSyncStateSet),
     ElectMaster(ElectMaster),
     RegisterBroker(RegisterBroker),
@@ -36,7 +36,7 @@ pub enum Request {
 
 /// Why a frame is not a request we can run; each has Java's reply.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
+pub(crate) enum WireError {
     /// Java `decodeCommandCustomHeader` on a `@CFNotNull` field.
     #[error("the custom field <{0}> is null")]
     Missing(&'static str),
@@ -54,7 +54,7 @@ pub enum WireError {
 }
 
 impl WireError {
-    pub fn reply(&self, req: &RemotingCommand) -> RemotingCommand {
+    pub(crate) fn reply(&self, req: &RemotingCommand) -> RemotingCommand {
         let code = match self {
             WireError::Unsupported(_) => ResponseCode::REQUEST_CODE_NOT_SUPPORTED,
             WireError::HeartbeatWithoutId => crate::protocol::code::ControllerResponseCode::CONTROLLER_INVALID_REQUEST,
@@ -86,7 +86,7 @@ fn required<T>(value: Option<T>, key: &'static str) -> Result<T, WireError> {
     value.ok_or(WireError::Missing(key))
 }
 
-pub fn decode(req: &RemotingCommand) -> Result<Request, WireError> {
+pub(crate) fn decode(req: &RemotingCommand) -> Result<Request, WireError> {
     Ok(match req.code {
         C::CONTROLLER_ALTER_SYNC_STATE_SET => Request::AlterSyncStateSet(AlterSyncStateSet {
             broker_name: text(req, "brokerName")?,
@@ -211,7 +211,7 @@ fn write_ids(w: &mut JsonWriter<'_>, ids: &BTreeSet<BrokerId>) {
     w.end_array();
 }
 
-pub fn sync_state_set_body(set: &SyncStateSet) -> Bytes {
+pub(crate) fn sync_state_set_body(set: &SyncStateSet) -> Bytes {
     json_body(|w| {
         w.begin_object();
         w.field("syncStateSet");
@@ -229,12 +229,15 @@ fn with_body(cmd: RemotingCommand, body: Option<Bytes>) -> RemotingCommand {
     }
 }
 
-pub fn alter_sync_state_set(req: &RemotingCommand, r: &ControllerResult<AlterSyncStateSetResponse>) -> RemotingCommand {
+pub(crate) fn alter_sync_state_set(
+    req: &RemotingCommand,
+    r: &ControllerResult<AlterSyncStateSetResponse>,
+) -> RemotingCommand {
     let cmd = answer(req, r).with_ext("newSyncStateSetEpoch", r.response.new_sync_state_set_epoch.to_string());
     with_body(cmd, r.response.body.as_ref().map(sync_state_set_body))
 }
 
-pub fn elect_master(req: &RemotingCommand, r: &ControllerResult<ElectMasterResponse>) -> RemotingCommand {
+pub(crate) fn elect_master(req: &RemotingCommand, r: &ControllerResult<ElectMasterResponse>) -> RemotingCommand {
     let resp = &r.response;
     let mut cmd = with_opt(answer(req, r), "masterBrokerId", resp.master_broker_id);
     cmd = with_opt(cmd, "masterAddress", resp.master_address.as_ref());
@@ -268,7 +271,7 @@ fn elect_master_body(body: &ElectMasterBody) -> Bytes {
     })
 }
 
-pub fn register_broker(req: &RemotingCommand, r: &ControllerResult<RegisterBrokerResponse>) -> RemotingCommand {
+pub(crate) fn register_broker(req: &RemotingCommand, r: &ControllerResult<RegisterBrokerResponse>) -> RemotingCommand {
     let resp = &r.response;
     let mut cmd =
         answer(req, r).with_ext("clusterName", &*resp.cluster_name).with_ext("brokerName", &*resp.broker_name);
@@ -279,7 +282,7 @@ pub fn register_broker(req: &RemotingCommand, r: &ControllerResult<RegisterBroke
     with_body(cmd, resp.body.as_ref().map(sync_state_set_body))
 }
 
-pub fn replica_info(req: &RemotingCommand, r: &ControllerResult<ReplicaInfoResponse>) -> RemotingCommand {
+pub(crate) fn replica_info(req: &RemotingCommand, r: &ControllerResult<ReplicaInfoResponse>) -> RemotingCommand {
     let resp = &r.response;
     let mut cmd = with_opt(answer(req, r), "masterBrokerId", resp.master_broker_id);
     cmd = with_opt(cmd, "masterAddress", resp.master_address.as_ref());
@@ -287,7 +290,7 @@ pub fn replica_info(req: &RemotingCommand, r: &ControllerResult<ReplicaInfoRespo
     with_body(cmd, resp.body.as_ref().map(sync_state_set_body))
 }
 
-pub fn sync_state_data(req: &RemotingCommand, r: &ControllerResult<BrokerReplicasInfo>) -> RemotingCommand {
+pub(crate) fn sync_state_data(req: &RemotingCommand, r: &ControllerResult<BrokerReplicasInfo>) -> RemotingCommand {
     let body = json_body(|w| {
         w.begin_object();
         w.field("replicasInfoTable");
@@ -336,11 +339,11 @@ fn write_identities(w: &mut JsonWriter<'_>, list: &[ReplicaIdentity]) {
     w.end_array();
 }
 
-pub fn clean_broker_data(req: &RemotingCommand, r: &ControllerResult<()>) -> RemotingCommand {
+pub(crate) fn clean_broker_data(req: &RemotingCommand, r: &ControllerResult<()>) -> RemotingCommand {
     RemotingCommand::response_to(req, r.code(), r.remark())
 }
 
-pub fn next_broker_id(req: &RemotingCommand, r: &ControllerResult<NextBrokerIdResponse>) -> RemotingCommand {
+pub(crate) fn next_broker_id(req: &RemotingCommand, r: &ControllerResult<NextBrokerIdResponse>) -> RemotingCommand {
     let resp = &r.response;
     answer(req, r)
         .with_ext("clusterName", &*resp.cluster_name)
@@ -348,20 +351,20 @@ pub fn next_broker_id(req: &RemotingCommand, r: &ControllerResult<NextBrokerIdRe
         .with_ext("nextBrokerId", resp.next_broker_id.to_string())
 }
 
-pub fn apply_broker_id(req: &RemotingCommand, r: &ControllerResult<ApplyBrokerIdResponse>) -> RemotingCommand {
+pub(crate) fn apply_broker_id(req: &RemotingCommand, r: &ControllerResult<ApplyBrokerIdResponse>) -> RemotingCommand {
     answer(req, r).with_ext("clusterName", &*r.response.cluster_name).with_ext("brokerName", &*r.response.broker_name)
 }
 
 /// 1005's header (Java `GetMetaDataResponseHeader`): the leader's DLedger id and address are null while there is
 /// none.
-pub struct Metadata<'a> {
+pub(crate) struct Metadata<'a> {
     pub group: &'a str,
     pub leader: Option<(&'a str, &'a str)>,
     pub is_leader: bool,
     pub peers: &'a str,
 }
 
-pub fn metadata(req: &RemotingCommand, m: &Metadata<'_>) -> RemotingCommand {
+pub(crate) fn metadata(req: &RemotingCommand, m: &Metadata<'_>) -> RemotingCommand {
     let mut cmd =
         RemotingCommand::response_to(req, ResponseCode::SUCCESS, None).with_empty_ext().with_ext("group", m.group);
     if let Some((id, addr)) = m.leader {
@@ -371,7 +374,12 @@ pub fn metadata(req: &RemotingCommand, m: &Metadata<'_>) -> RemotingCommand {
 }
 
 /// 1008 NOTIFY_BROKER_ROLE_CHANGED, one-way, to each alive member of a group with a new master.
-pub fn role_changed(master: BrokerId, address: Option<&str>, master_epoch: i32, set: &SyncStateSet) -> RemotingCommand {
+pub(crate) fn role_changed(
+    master: BrokerId,
+    address: Option<&str>,
+    master_epoch: i32,
+    set: &SyncStateSet,
+) -> RemotingCommand {
     let mut cmd = RemotingCommand::request(C::NOTIFY_BROKER_ROLE_CHANGED, 0);
     cmd.flag |= FLAG_ONEWAY;
     cmd = with_opt(cmd, "masterAddress", address);

@@ -14,14 +14,14 @@ use crate::state::Snapshot;
 
 /// The KV namespace every RocketMQ cluster uses (order topics): always asked of a peer that only speaks the
 /// standard codes, even when we have no key in it.
-pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
+pub(crate) const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
 
 /// The Java keys that change what a name server answers or does to the cluster's brokers, so that two servers of
 /// one fleet that differ in them give clients different answers: order-topic conf in routes and registrations,
 /// acting masters in routes, whether topic lists are served, min-broker-id notices, topic deletion by
 /// registration, how fast a dead broker leaves the routes, the product-environment route lookup. Per-host keys
 /// (ports, paths, addresses, thread counts) are meant to differ and are left out.
-pub const AGREEING_KEYS: &[&str] = &[
+pub(crate) const AGREEING_KEYS: &[&str] = &[
     "clusterTest",
     "deleteTopicWithBrokerRegistration",
     "enableAllTopicList",
@@ -36,7 +36,7 @@ pub const AGREEING_KEYS: &[&str] = &[
 
 /// One aspect of what a name server knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Aspect {
+pub(crate) enum Aspect {
     Brokers,
     Topics,
     Kv,
@@ -44,10 +44,10 @@ pub enum Aspect {
 }
 
 impl Aspect {
-    pub const ALL: [Aspect; 4] = [Aspect::Brokers, Aspect::Topics, Aspect::Kv, Aspect::Config];
+    pub(crate) const ALL: [Aspect; 4] = [Aspect::Brokers, Aspect::Topics, Aspect::Kv, Aspect::Config];
 
     /// The name in `/api/fleet`, the `aspect` label and the FLEET_FACTS body.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Aspect::Brokers => "brokers",
             Aspect::Topics => "topics",
@@ -56,7 +56,7 @@ impl Aspect {
         }
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
@@ -90,12 +90,12 @@ impl Facts {
         Facts { aspects: [Some(brokers), Some(topics), Some(kv), Some(config_items(&snap.config.java_entries()))] }
     }
 
-    pub fn get(&self, aspect: Aspect) -> Option<&Items> {
+    pub(crate) fn get(&self, aspect: Aspect) -> Option<&Items> {
         self.aspects[aspect.index()].as_ref()
     }
 
     /// The KV namespaces we hold, plus ORDER_TOPIC_CONFIG: what a peer without FLEET_FACTS is asked about.
-    pub fn kv_namespaces(&self) -> Vec<String> {
+    pub(crate) fn kv_namespaces(&self) -> Vec<String> {
         let mut out: Vec<String> = vec![ORDER_TOPIC_CONFIG.to_string()];
         if let Some(kv) = self.get(Aspect::Kv) {
             for key in kv.keys() {
@@ -110,22 +110,22 @@ impl Facts {
     }
 }
 
-pub fn broker_key(cluster: &str, name: &str, id: i64) -> String {
+pub(crate) fn broker_key(cluster: &str, name: &str, id: i64) -> String {
     format!("{cluster}/{name}/{id}")
 }
 
-pub fn kv_key(namespace: &str, key: &str) -> String {
+pub(crate) fn kv_key(namespace: &str, key: &str) -> String {
     format!("{namespace}/{key}")
 }
 
 /// The agreeing keys among `entries` (GET_NAMESRV_CONFIG's pairs).
-pub fn config_items(entries: &[(String, String)]) -> Items {
+pub(crate) fn config_items(entries: &[(String, String)]) -> Items {
     entries.iter().filter(|(k, _)| AGREEING_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// A stable 64-bit digest of an aspect (FNV-1a over `name \0 value \0`, in order): stable across builds and
 /// processes, unlike std's hasher, so two servers compute the same digest for the same items.
-pub fn digest(items: &Items) -> u64 {
+pub(crate) fn digest(items: &Items) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         for b in bytes.iter().chain(std::iter::once(&0u8)) {
@@ -142,20 +142,21 @@ pub fn digest(items: &Items) -> u64 {
 
 /// How two views of one aspect differ: names only here, only there, and present on both with different values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub only_here: Vec<String>,
     pub only_there: Vec<String>,
     pub different: Vec<String>,
 }
 
 impl Diff {
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.only_here.is_empty() && self.only_there.is_empty() && self.different.is_empty()
     }
 }
 
 /// One merge pass over two sorted maps: O(n + m).
-pub fn compare(here: &Items, there: &Items) -> Diff {
+pub(crate) fn compare(here: &Items, there: &Items) -> Diff {
     let mut d = Diff::default();
     let mut a = here.iter().peekable();
     let mut b = there.iter().peekable();
@@ -211,7 +212,7 @@ fn parse_object(body: &[u8], what: &'static str) -> Result<json::Value, BodyErro
 }
 
 /// GET_BROKER_CLUSTER_INFO's body (either fastjson dialect) → broker items.
-pub fn brokers_from_cluster_info(body: &[u8]) -> Result<Items, BodyError> {
+pub(crate) fn brokers_from_cluster_info(body: &[u8]) -> Result<Items, BodyError> {
     let v = parse_object(body, "cluster info")?;
     let mut out = Items::new();
     if let Some(table) = v.get("brokerAddrTable") {
@@ -230,7 +231,7 @@ pub fn brokers_from_cluster_info(body: &[u8]) -> Result<Items, BodyError> {
 }
 
 /// GET_ALL_TOPIC_LIST_FROM_NAMESERVER's body → topic items.
-pub fn topics_from_list(body: &[u8]) -> Result<Items, BodyError> {
+pub(crate) fn topics_from_list(body: &[u8]) -> Result<Items, BodyError> {
     if body.is_empty() {
         return Ok(Items::new());
     }
@@ -247,7 +248,7 @@ pub fn topics_from_list(body: &[u8]) -> Result<Items, BodyError> {
 }
 
 /// GET_KVLIST_BY_NAMESPACE's body → KV items of `namespace`, added to `out`.
-pub fn kv_from_table(namespace: &str, body: &[u8], out: &mut Items) -> Result<(), BodyError> {
+pub(crate) fn kv_from_table(namespace: &str, body: &[u8], out: &mut Items) -> Result<(), BodyError> {
     if body.is_empty() {
         return Ok(());
     }
@@ -263,7 +264,7 @@ pub fn kv_from_table(namespace: &str, body: &[u8], out: &mut Items) -> Result<()
 }
 
 /// GET_NAMESRV_CONFIG's body (properties text) → config items.
-pub fn config_from_properties(body: &[u8]) -> Result<Items, BodyError> {
+pub(crate) fn config_from_properties(body: &[u8]) -> Result<Items, BodyError> {
     let text = String::from_utf8_lossy(body);
     let pairs = crate::protocol::props::parse(&text).map_err(|e| unreadable("configuration", e))?;
     Ok(config_items(&pairs))

@@ -14,7 +14,7 @@ use crate::remoting::RemoteError;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 /// The largest answer read: a full topic list of ~200k names. Bigger is refused unread, as a broken frame.
-pub const MAX_ANSWER: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_ANSWER: usize = 8 * 1024 * 1024;
 /// KV namespaces asked of a peer that speaks only the standard codes, one request each.
 const MAX_NAMESPACES: usize = 32;
 

@@ -14,7 +14,7 @@ use super::facts::{digest, Aspect, BodyError, Facts, Items};
 /// sends the asker to the standard codes.
 pub const FLEET_FACTS: i32 = 32_047;
 
-pub fn hex(d: u64) -> String {
+pub(crate) fn hex(d: u64) -> String {
     format!("{d:016x}")
 }
 
@@ -23,12 +23,12 @@ fn unhex(s: &str) -> Option<u64> {
 }
 
 /// The digest the asker sent for `aspect`, if any.
-pub fn asked_digest(ext: impl Fn(&str) -> Option<String>, aspect: Aspect) -> Option<u64> {
+pub(crate) fn asked_digest(ext: impl Fn(&str) -> Option<String>, aspect: Aspect) -> Option<u64> {
     ext(aspect.name()).as_deref().and_then(unhex)
 }
 
 /// The answer to FLEET_FACTS from `facts` (ours), given the asker's digests.
-pub fn answer(facts: &Facts, asked: impl Fn(Aspect) -> Option<u64>) -> Vec<u8> {
+pub(crate) fn answer(facts: &Facts, asked: impl Fn(Aspect) -> Option<u64>) -> Vec<u8> {
     let mut body = Map::new();
     for aspect in Aspect::ALL {
         let Some(items) = facts.get(aspect) else { continue };
@@ -56,7 +56,7 @@ pub enum Told {
 }
 
 /// Reads a FLEET_FACTS answer; `ours` holds the digests we sent.
-pub fn read_answer(body: &[u8], ours: &[Option<u64>; 4]) -> Result<[Told; 4], BodyError> {
+pub(crate) fn read_answer(body: &[u8], ours: &[Option<u64>; 4]) -> Result<[Told; 4], BodyError> {
     let bad = |reason: &str| BodyError::Unreadable { what: "fleet facts", reason: reason.to_string() };
     let v: Value = serde_json::from_slice(body).map_err(|e| bad(&e.to_string()))?;
     let obj = v.as_object().ok_or_else(|| bad("not a JSON object"))?;

@@ -7,7 +7,7 @@ use crate::write_command::WriteOp;
 /// 318: parse; refuse the whole update if it names a key that may not change at runtime (Java refuses its black
 /// list the same way: NO_PERMISSION, nothing applied) or holds a control character (`Config::screen_update`); then
 /// let the writer apply and persist.
-pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if req.body.is_empty() {
         return Action::Reply(success(req));
     }
@@ -23,7 +23,7 @@ pub fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
 }
 
 /// 319: raw lines, as Java's `MixAll.properties2String` (the file is written escaped: `Config::file_text`).
-pub fn get_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn get_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
     // Java's answer less any secret the `-c` file holds (docs/security.md): nobody reads a secret off the wire.
     let mut entries = ctx.snapshot.config.java_entries();
     entries.retain(|(k, _)| !crate::config::is_secret_key(k));

@@ -10,13 +10,13 @@ use crate::state::Snapshot;
 use crate::write_command::{RegisterBody, WriteOp};
 
 /// Remark Java gives a refused registration (§5.3 step 7).
-pub use crate::state::routes::REGISTER_FAILED;
+pub(crate) use crate::state::routes::REGISTER_FAILED;
 
 /// 103. Java order: CRC check, body decode, then the route update.
 ///
 /// Our limits `maxInflatedBody` and `maxTopicsPerRegistration` refuse the whole registration with SYSTEM_ERROR,
 /// as Java answers a bad body.
-pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let config = &ctx.snapshot.config;
     match decode_register_against(req, config.max_inflated_body, Some(&ctx.snapshot.routes), &ctx.give_way) {
         Ok(Some((reg, body)))
@@ -54,7 +54,7 @@ pub fn register(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// Why a REGISTER_BROKER is answered SYSTEM_ERROR; the text is the remark.
 #[derive(Debug, thiserror::Error)]
-pub enum RegisterError {
+pub(crate) enum RegisterError {
     /// Java's remark.
     #[error("crc32 not match")]
     CrcMismatch,
@@ -68,7 +68,10 @@ pub enum RegisterError {
 /// Decodes a REGISTER_BROKER request (also used to replay the warm-restart file). `Err` = SYSTEM_ERROR with its
 /// text as the remark; `Ok(None)` = a request Java answers SUCCESS without changing anything; the result has no
 /// connection.
-pub fn decode_register(req: &RemotingCommand, max_inflated: usize) -> Result<Option<RegisterBroker>, RegisterError> {
+pub(crate) fn decode_register(
+    req: &RemotingCommand,
+    max_inflated: usize,
+) -> Result<Option<RegisterBroker>, RegisterError> {
     decode_register_against(req, max_inflated, None, &|| {}).map(|r| r.map(|(reg, _)| reg))
 }
 
@@ -133,12 +136,13 @@ fn decode_register_against(
 
 /// The REGISTER_BROKER request a broker would send for `reg` (JSON body with its CRC); the inverse of
 /// `decode_register`.
-pub fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingCommand {
+pub(crate) fn encode_register(reg: &RegisterBroker, opaque: i32) -> RemotingCommand {
     encode_register_as(reg, opaque, crate::protocol::command::SERVER_VERSION)
 }
 
 /// `encode_register` as a broker of release `version` sends it (the body layout and the request version follow
 /// it: 4.9 and 5.x bodies differ).
+#[doc(hidden)]
 pub fn encode_register_as(reg: &RegisterBroker, opaque: i32, version: i32) -> RemotingCommand {
     let bytes = body::encode_register_broker_body(&reg.body, false, version);
     let mut cmd = RemotingCommand::request(crate::protocol::RequestCode::REGISTER_BROKER, opaque)
@@ -163,7 +167,7 @@ pub fn encode_register_as(reg: &RegisterBroker, opaque: i32, version: i32) -> Re
 }
 
 /// The writer's answer to a registration: ha/master address for slaves, the order-topic KV table as body.
-pub fn register_reply(req: &RemotingCommand, outcome: RegisterOutcome, snap: &Snapshot) -> RemotingCommand {
+pub(crate) fn register_reply(req: &RemotingCommand, outcome: RegisterOutcome, snap: &Snapshot) -> RemotingCommand {
     let Some(result) = outcome else {
         return system_error(req, REGISTER_FAILED).with_empty_ext();
     };
@@ -183,7 +187,7 @@ pub fn register_reply(req: &RemotingCommand, outcome: RegisterOutcome, snap: &Sn
 }
 
 /// 104. Java queues it and answers at once; a request missing fields is dropped by the batch later.
-pub fn unregister(req: &RemotingCommand) -> Action {
+pub(crate) fn unregister(req: &RemotingCommand) -> Action {
     match (req.ext("clusterName"), req.ext("brokerAddr"), req.ext("brokerName"), req.ext_i64("brokerId")) {
         (Some(c), Some(a), Some(n), Some(id)) => Action::Write(WriteOp::UnregisterBroker(UnregisterBroker {
             cluster_name: c.to_string(),
@@ -204,7 +208,7 @@ fn live_key(req: &RemotingCommand) -> Result<(String, String), RemotingCommand> 
 }
 
 /// 904: refreshes a live entry; unknown brokers are ignored.
-pub fn heartbeat(req: &RemotingCommand) -> Action {
+pub(crate) fn heartbeat(req: &RemotingCommand) -> Action {
     match live_key(req) {
         Ok((cluster, addr)) => Action::Write(WriteOp::BrokerHeartbeat { cluster, addr }),
         Err(resp) => Action::Reply(resp),
@@ -213,7 +217,7 @@ pub fn heartbeat(req: &RemotingCommand) -> Action {
 
 /// 322: compares the broker's DataVersion with ours and refreshes its live entry. No body is no DataVersion,
 /// which Java reports as changed.
-pub fn query_data_version(req: &RemotingCommand) -> Action {
+pub(crate) fn query_data_version(req: &RemotingCommand) -> Action {
     let data_version = if req.body.is_empty() {
         None
     } else {
@@ -229,7 +233,7 @@ pub fn query_data_version(req: &RemotingCommand) -> Action {
 }
 
 /// The writer's answer to 322.
-pub fn query_data_version_reply(
+pub(crate) fn query_data_version_reply(
     req: &RemotingCommand,
     changed: bool,
     stored: Option<crate::model::DataVersion>,

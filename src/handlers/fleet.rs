@@ -7,7 +7,7 @@ use crate::fleet::facts::Facts;
 use crate::fleet::wire;
 use crate::protocol::RemotingCommand;
 
-pub fn facts(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn facts(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let facts = Facts::from_snapshot(ctx.snapshot);
     let body = wire::answer(&facts, |aspect| wire::asked_digest(|k| req.ext(k).map(str::to_string), aspect));
     Action::Reply(success(req).with_body(body))

@@ -6,7 +6,7 @@ use crate::protocol::{body, RemotingCommand, ResponseCode};
 use crate::write_command::WriteOp;
 
 /// 100.
-pub fn put(req: &RemotingCommand) -> Action {
+pub(crate) fn put(req: &RemotingCommand) -> Action {
     match (req.ext("namespace"), req.ext("key")) {
         (Some(ns), Some(key)) => Action::Write(WriteOp::PutKv {
             namespace: ns.to_string(),
@@ -18,7 +18,7 @@ pub fn put(req: &RemotingCommand) -> Action {
 }
 
 /// 101.
-pub fn get(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn get(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let (ns, key) = (req.ext("namespace"), req.ext("key"));
     match ns.zip(key).and_then(|(ns, key)| ctx.snapshot.kv.get(ns, key)) {
         Some(value) => Action::Reply(success(req).with_ext("value", value)),
@@ -34,7 +34,7 @@ pub fn get(ctx: &Ctx, req: &RemotingCommand) -> Action {
 }
 
 /// 102: always SUCCESS.
-pub fn delete(req: &RemotingCommand) -> Action {
+pub(crate) fn delete(req: &RemotingCommand) -> Action {
     match (req.ext("namespace"), req.ext("key")) {
         (Some(ns), Some(key)) => Action::Write(WriteOp::DeleteKv { namespace: ns.to_string(), key: key.to_string() }),
         _ => Action::Reply(success(req)),
@@ -42,7 +42,7 @@ pub fn delete(req: &RemotingCommand) -> Action {
 }
 
 /// 219.
-pub fn list(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn list(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let ns = req.ext("namespace");
     match ns.and_then(|ns| ctx.snapshot.kv.namespace(ns)) {
         Some(table) => Action::Reply(success(req).with_body(body_of(|out| body::encode_kv_table(table, out)))),

@@ -3,27 +3,29 @@
 //! then handed to the writer (`Action::Write`), which replies after publishing. Handlers never block and never
 //! mutate shared state.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod broker;
-pub mod cluster;
-pub mod fleet;
-pub mod kv;
-pub mod route;
+pub(crate) mod cluster;
+pub(crate) mod fleet;
+pub(crate) mod kv;
+pub(crate) mod route;
 pub mod route_cache;
-pub mod topic;
+pub(crate) mod topic;
 
 use std::net::IpAddr;
 
 use crate::acl::Caller;
 use crate::audit::RefusedWrite;
 use crate::limit::Limit;
-pub use crate::protocol::command::{reply, success, system_busy, system_error, OVERLOAD_REMARK};
+#[cfg(test)]
+pub(crate) use crate::protocol::command::OVERLOAD_REMARK;
+pub(crate) use crate::protocol::command::{reply, success, system_busy, system_error};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::state::{ConnId, Snapshot};
 use crate::write_command::{Outcome, WriteOp};
 
 /// What the reactor knows when it runs a handler.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub conn: ConnId,
     /// The peer's address, for `adminAllowList`.
     pub peer: IpAddr,
@@ -45,7 +47,7 @@ pub struct Ctx<'a> {
 
 /// A handler's verdict.
 #[derive(Debug)]
-pub enum Action {
+pub(crate) enum Action {
     /// Answer now (dropped for one-way requests).
     Reply(RemotingCommand),
     /// Let the writer apply this and answer.
@@ -58,7 +60,7 @@ pub enum Action {
 /// Requests that change state: with `adminAllowList` set, only listed peers may send them. Heartbeats (904) and
 /// QUERY_DATA_VERSION (322) count: they keep a broker alive, so a peer that may not register a broker may not keep
 /// one alive either. Unknown codes are not writes (they are answered "not supported" whoever sends them).
-pub fn is_write(code: i32) -> bool {
+pub(crate) fn is_write(code: i32) -> bool {
     matches!(
         code,
         C::PUT_KV_CONFIG
@@ -88,7 +90,7 @@ fn refuse_unlisted_writer(ctx: &Ctx, req: &RemotingCommand) -> Option<RemotingCo
 
 /// Routes one request to its handler, after the two checks that may refuse it whatever it is: the allow-list,
 /// then the account (`aclEnable`).
-pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
+pub(crate) fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     let refused = |response: RemotingCommand, limit: Limit| {
         // Refused reads are not audited (a misconfigured client would flood the trail): they are counted and
         // logged like every limit.
@@ -126,7 +128,7 @@ pub fn dispatch(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
 
 /// A handler's verdict and, for a write, who signed it (the writer's audit line names the account).
 #[derive(Debug)]
-pub struct Dispatched {
+pub(crate) struct Dispatched {
     pub action: Action,
     pub account: Option<String>,
     /// A write refused for a limit: its audit line, for the reactor to write or sum up (`reactor/refusals.rs`).
@@ -170,7 +172,7 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// The reply to a write the writer applied, built on the reactor that decoded `req` (a header-only copy) from the
 /// writer's outcome and the snapshot it loads now (published before the outcome was sent, invariant 1).
-pub fn complete(req: &RemotingCommand, outcome: Outcome, snap: &Snapshot) -> RemotingCommand {
+pub(crate) fn complete(req: &RemotingCommand, outcome: Outcome, snap: &Snapshot) -> RemotingCommand {
     match outcome {
         Outcome::Done => success(req),
         Outcome::Registered(result) => broker::register_reply(req, result, snap),
@@ -182,7 +184,7 @@ pub fn complete(req: &RemotingCommand, outcome: Outcome, snap: &Snapshot) -> Rem
 
 /// `dispatch`, with a panic turned into SYSTEM_ERROR: a bug in one handler must not take down the thread (a
 /// reactor and all its connections, or the decoder) it runs on.
-pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
+pub(crate) fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(ctx, req))).unwrap_or_else(|_| {
         tracing::error!(code = req.code, "handler panicked");
         let response = system_error(req, format!("internal error handling request code {}", req.code));
@@ -191,7 +193,7 @@ pub fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
 }
 
 /// Encodes a body with one of `protocol::body`'s writers.
-pub fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
+pub(crate) fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);
     f(&mut out);
     // A `Bytes` keeps its vector's spare capacity, up to as much again as the body after doubling: the route cache

@@ -7,17 +7,17 @@ use crate::protocol::{body, RemotingCommand, ResponseCode};
 use crate::state::routes::filter_by_zone;
 
 /// `MQVersion.Version.V4_9_4.ordinal()`: from this request version on, routes are sent as standard JSON.
-pub const STANDARD_JSON_SINCE_VERSION: i32 = 401;
+pub(crate) const STANDARD_JSON_SINCE_VERSION: i32 = 401;
 
 /// Java's remark for a missing route (`FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL)` appended).
-pub fn topic_not_exist_remark(topic: Option<&str>) -> String {
+pub(crate) fn topic_not_exist_remark(topic: Option<&str>) -> String {
     format!(
         "No topic route info in name server for the topic: {}\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.",
         topic.unwrap_or("null")
     )
 }
 
-pub fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn get_route_info(ctx: &Ctx, req: &RemotingCommand) -> Action {
     let snap = ctx.snapshot;
     let config = &snap.config;
     if config.waiting_for_service(ctx.now_ms - ctx.started_ms) {

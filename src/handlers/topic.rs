@@ -8,14 +8,14 @@ use crate::state::routes::UnitTopicKind;
 use crate::write_command::WriteOp;
 
 /// Java's remark when a list is switched off by `enableAllTopicList` / `enableTopicList`.
-pub const DISABLED: &str = "disable";
+pub(crate) const DISABLED: &str = "disable";
 
 fn list_reply(req: &RemotingCommand, list: &TopicList) -> Action {
     Action::Reply(success(req).with_body(body_of(|out| body::encode_topic_list(list, out))))
 }
 
 /// 205. A request without `brokerName` matches no queue data in Java: count 0.
-pub fn wipe_write_perm(req: &RemotingCommand) -> Action {
+pub(crate) fn wipe_write_perm(req: &RemotingCommand) -> Action {
     match req.ext("brokerName") {
         Some(name) => Action::Write(WriteOp::WipeWritePerm { broker_name: name.to_string() }),
         None => Action::Reply(perm_reply(req, 0)),
@@ -23,7 +23,7 @@ pub fn wipe_write_perm(req: &RemotingCommand) -> Action {
 }
 
 /// 327.
-pub fn add_write_perm(req: &RemotingCommand) -> Action {
+pub(crate) fn add_write_perm(req: &RemotingCommand) -> Action {
     match req.ext("brokerName") {
         Some(name) => Action::Write(WriteOp::AddWritePerm { broker_name: name.to_string() }),
         None => Action::Reply(perm_reply(req, 0)),
@@ -31,13 +31,13 @@ pub fn add_write_perm(req: &RemotingCommand) -> Action {
 }
 
 /// The answer to 205/327: the count under the header key of that code.
-pub fn perm_reply(req: &RemotingCommand, count: i32) -> RemotingCommand {
+pub(crate) fn perm_reply(req: &RemotingCommand, count: i32) -> RemotingCommand {
     let key = if req.code == C::WIPE_WRITE_PERM_OF_BROKER { "wipeTopicCount" } else { "addTopicCount" };
     success(req).with_ext(key, count.to_string())
 }
 
 /// 206.
-pub fn all_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn all_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if !ctx.snapshot.config.enable_all_topic_list {
         return Action::Reply(system_error(req, DISABLED));
     }
@@ -57,7 +57,7 @@ pub fn all_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// 216: `clusterName` non-empty → only that cluster's brokers' queue data. Java 5.5.0 answers SUCCESS without a
 /// `topic` ext field and changes nothing.
-pub fn delete_topic(req: &RemotingCommand) -> Action {
+pub(crate) fn delete_topic(req: &RemotingCommand) -> Action {
     let Some(topic) = req.ext("topic") else {
         return Action::Reply(success(req));
     };
@@ -66,7 +66,7 @@ pub fn delete_topic(req: &RemotingCommand) -> Action {
 }
 
 /// 217: only the body's `queueDatas` are used; no queue data → nothing to do.
-pub fn register_topic(req: &RemotingCommand) -> Action {
+pub(crate) fn register_topic(req: &RemotingCommand) -> Action {
     if req.body.is_empty() {
         return Action::Reply(success(req));
     }
@@ -83,7 +83,7 @@ pub fn register_topic(req: &RemotingCommand) -> Action {
 }
 
 /// 224.
-pub fn topics_by_cluster(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn topics_by_cluster(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if !ctx.snapshot.config.enable_topic_list {
         return Action::Reply(system_error(req, DISABLED));
     }
@@ -92,12 +92,12 @@ pub fn topics_by_cluster(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// 304: not gated. `brokerAddr` is the first address of the first broker group, in Java's iteration order of
 /// `brokerAddrTable`, that has one (`RouteView::system_topics`).
-pub fn system_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn system_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
     list_reply(req, &ctx.snapshot.routes.system_topics())
 }
 
 /// 311, 312, 313.
-pub fn unit_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
+pub(crate) fn unit_topics(ctx: &Ctx, req: &RemotingCommand) -> Action {
     if !ctx.snapshot.config.enable_topic_list {
         return Action::Reply(system_error(req, DISABLED));
     }

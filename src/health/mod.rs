@@ -30,7 +30,7 @@ use crate::state::RouteView;
 pub const TOPIC_SAMPLE: usize = 20;
 
 /// The kinds, in the order verdicts are listed within a severity and metrics are printed.
-pub const KINDS: [Kind; 7] = [
+pub(crate) const KINDS: [Kind; 7] = [
     Kind::NoMaster,
     Kind::ActingMaster,
     Kind::WriteWiped,
@@ -53,7 +53,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::NoMaster => "no_master",
             Kind::ActingMaster => "acting_master",
@@ -76,7 +76,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Severity::Ok => "ok",
             Severity::Warning => "warning",
@@ -335,7 +335,7 @@ fn fleet(peers: &[PeerDrift], out: &mut Vec<Verdict>) {
 }
 
 /// The verdicts as Prometheus gauges: how many of each kind and severity, the status, the unwritable topics.
-pub fn render_metrics(h: &Health, o: &mut String) {
+pub(crate) fn render_metrics(h: &Health, o: &mut String) {
     let _ = writeln!(o, "# HELP namesrv_health_verdicts Health verdicts now, by kind (docs/operations.md).");
     let _ = writeln!(o, "# TYPE namesrv_health_verdicts gauge");
     for kind in KINDS {

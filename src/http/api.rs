@@ -15,7 +15,7 @@ use crate::write_command::LiveRow;
 const TOPICS_DEFAULT_LIMIT: usize = 200;
 const TOPICS_MAX_LIMIT: usize = 5000;
 
-pub fn overview(ctx: &HttpContext, snap: &Snapshot) -> Value {
+pub(super) fn overview(ctx: &HttpContext, snap: &Snapshot) -> Value {
     let reason = ctx.not_ready_reason(snap);
     let mut v = json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -35,7 +35,7 @@ pub fn overview(ctx: &HttpContext, snap: &Snapshot) -> Value {
 }
 
 /// Clusters → broker groups → members, with each member's liveness (`rows`, the writer's live table).
-pub fn brokers(ctx: &HttpContext, snap: &Snapshot, rows: &[LiveRow]) -> Value {
+pub(super) fn brokers(ctx: &HttpContext, snap: &Snapshot, rows: &[LiveRow]) -> Value {
     let live: HashMap<(&str, &str), &LiveRow> = rows.iter().map(|r| ((&*r.cluster, &*r.addr), r)).collect();
     let info = snap.routes.cluster_info();
     let now = ctx.clock.now_ms();
@@ -79,7 +79,7 @@ pub fn brokers(ctx: &HttpContext, snap: &Snapshot, rows: &[LiveRow]) -> Value {
 /// `kind` (`normal`, `retry`, `dlq`, `system`), hosted in `cluster` or by broker group `broker`, from `offset`, at
 /// most `limit`. `total` counts every topic, `matched` those that pass the filters; `counts` splits the topics
 /// that pass every filter but the kind by kind, so the page can label its kind buttons.
-pub fn topics(snap: &Arc<Snapshot>, query: &str) -> Value {
+pub(super) fn topics(snap: &Arc<Snapshot>, query: &str) -> Value {
     let param = |name| super::query::param(query, name).filter(|v| !v.is_empty());
     let q = param("q").unwrap_or_default().to_lowercase();
     let number = |name, default: usize| param(name).and_then(|l| l.parse::<usize>().ok()).unwrap_or(default);
@@ -270,7 +270,7 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// KV namespaces with their entries. With `aclEnable` only accounts get here (`auth`), as only accounts may read
 /// KV on the remoting port.
-pub fn kv(snap: &Snapshot) -> Value {
+pub(super) fn kv(snap: &Snapshot) -> Value {
     let namespaces: Vec<Value> = snap
         .kv
         .to_map()
@@ -285,7 +285,7 @@ pub fn kv(snap: &Snapshot) -> Value {
 
 /// Every key with its value (`-p`'s list) except secrets, which are not served at all; `hidden` names them, so
 /// the operator sees that they are set.
-pub fn config(snap: &Snapshot) -> Value {
+pub(super) fn config(snap: &Snapshot) -> Value {
     let (hidden, shown): (Vec<_>, Vec<_>) =
         snap.config.all_entries().into_iter().partition(|(k, _)| crate::config::is_secret_key(k));
     let entries: Vec<Value> = shown.into_iter().map(|(k, v)| json!({ "key": k, "value": v })).collect();

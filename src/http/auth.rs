@@ -14,7 +14,7 @@ use crate::acl::Acl;
 
 /// Why a request was not let in; the name is the `reason` label of `namesrv_http_refused_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Denied {
+pub(super) enum Denied {
     /// No `Authorization: Basic` header (or one that does not decode).
     NoCredentials,
     /// Unknown account, wrong secret, or an account not usable from this address: one answer for all three, so a
@@ -23,7 +23,7 @@ pub enum Denied {
 }
 
 impl Denied {
-    pub fn reason(self) -> &'static str {
+    pub(super) fn reason(self) -> &'static str {
         match self {
             Denied::NoCredentials => "no_credentials",
             Denied::BadCredentials => "bad_credentials",
@@ -32,7 +32,7 @@ impl Denied {
 }
 
 /// Checks the `Authorization` header's value (if any) of a request from `peer`.
-pub fn check(acl: &Acl, peer: IpAddr, authorization: Option<&[u8]>) -> Result<(), Denied> {
+pub(super) fn check(acl: &Acl, peer: IpAddr, authorization: Option<&[u8]>) -> Result<(), Denied> {
     if acl.global_white.iter().any(|p| p.matches(peer)) {
         return Ok(());
     }

@@ -27,7 +27,7 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 const BATCH: usize = 256;
 
 /// What `/events` answers: the stream, or why there is none.
-pub enum Opened {
+pub(super) enum Opened {
     Stream(EventBody),
     /// The feed is off (`eventFeedSize=0`): 404.
     Off,
@@ -40,7 +40,13 @@ pub enum Opened {
 /// Opens a stream for a request with these `Last-Event-ID` and query: a task of its own fills it, holding one of
 /// the `max` slots until the stream ends — the feed closes, the stream falls behind, or the client goes away (the
 /// connection drops the body, the task sees its channel closed and ends at once, whatever it was waiting for).
-pub fn open(feed: &Arc<Feed>, open: &Arc<AtomicUsize>, max: usize, last_event_id: Option<&str>, query: &str) -> Opened {
+pub(super) fn open(
+    feed: &Arc<Feed>,
+    open: &Arc<AtomicUsize>,
+    max: usize,
+    last_event_id: Option<&str>,
+    query: &str,
+) -> Opened {
     if !feed.is_on() {
         return Opened::Off;
     }
@@ -76,7 +82,7 @@ impl Drop for Slot {
 }
 
 /// The response body: what the stream's task sends, chunk by chunk, until it ends.
-pub struct EventBody(mpsc::Receiver<Bytes>);
+pub(super) struct EventBody(mpsc::Receiver<Bytes>);
 
 impl Body for EventBody {
     type Data = Bytes;
@@ -176,13 +182,13 @@ fn control(kind: &str, data: Value) -> String {
 }
 
 /// One event in SSE framing. serde_json escapes newlines, so `data` is one line whatever the names hold.
-pub fn sse(boot_ms: i64, e: &Event) -> String {
+pub(super) fn sse(boot_ms: i64, e: &Event) -> String {
     let (kind, data) = render(e);
     format!("id: {boot_ms}-{}\nevent: {kind}\ndata: {data}\n\n", e.seq)
 }
 
 /// The event's type and JSON.
-pub fn render(e: &Event) -> (&'static str, Value) {
+pub(super) fn render(e: &Event) -> (&'static str, Value) {
     let mut m = Map::new();
     m.insert("seq".into(), json!(e.seq));
     m.insert("timeMs".into(), json!(e.time_ms));

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-pub struct WriteDeadline<S> {
+pub(super) struct WriteDeadline<S> {
     inner: S,
     timeout: Duration,
     /// Armed while a write waits for room; cleared by any progress.
@@ -20,7 +20,7 @@ pub struct WriteDeadline<S> {
 }
 
 impl<S> WriteDeadline<S> {
-    pub fn new(inner: S, timeout: Duration) -> Self {
+    pub(super) fn new(inner: S, timeout: Duration) -> Self {
         WriteDeadline { inner, timeout, stalled: None }
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
 
-pub use serve::HttpServer;
+pub(crate) use serve::HttpServer;
 
 use crate::acl::Acl;
 use crate::clock::Clock;
@@ -56,7 +56,7 @@ fn health_now(ctx: &HttpContext, snap: &Snapshot, live: &LiveAnswer) -> crate::h
 /// The write census of the last snapshot asked about: it depends on the routes alone, which change far less often
 /// than the console polls (heartbeats publish nothing), so a poll of a steady cluster skips the pass over topics.
 #[derive(Default)]
-pub struct CensusCache(std::sync::Mutex<Option<(u64, Arc<WriteCensus>)>>);
+pub(crate) struct CensusCache(std::sync::Mutex<Option<(u64, Arc<WriteCensus>)>>);
 
 impl CensusCache {
     fn of(&self, snap: &Snapshot) -> Arc<WriteCensus> {
@@ -74,7 +74,7 @@ impl CensusCache {
 }
 
 /// What the endpoint reads.
-pub struct HttpContext {
+pub(crate) struct HttpContext {
     pub cell: Arc<ArcSwap<Snapshot>>,
     pub metrics: Metrics,
     /// Only to read the queue depth.
@@ -96,7 +96,7 @@ pub struct HttpContext {
 
 /// The endpoint's protections, each a start-only key (docs/operations.md, "HTTP endpoint").
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// `httpMaxConnections`: connections at once; one more is answered 503 and closed, never queued.
     pub max_connections: usize,
     /// `httpMaxHeaderBytes`: a longer request head is answered 431.
@@ -116,7 +116,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn from_config(c: &Config) -> Limits {
+    pub(crate) fn from_config(c: &Config) -> Limits {
         Limits {
             max_connections: c.http_max_connections.max(1),
             max_head_bytes: c.http_max_header_bytes.max(1024),
@@ -131,7 +131,7 @@ impl Limits {
 
 impl HttpContext {
     /// Why the server is not ready, if it is not: draining, or inside `needWaitForService`.
-    pub fn not_ready_reason(&self, snap: &Snapshot) -> Option<&'static str> {
+    pub(crate) fn not_ready_reason(&self, snap: &Snapshot) -> Option<&'static str> {
         if self.draining.load(Ordering::Acquire) {
             return Some("shutting down");
         }
@@ -156,7 +156,7 @@ fn is_open(path: &str, limits: &Limits) -> bool {
 mod tests_support {
     use super::*;
 
-    pub fn context() -> HttpContext {
+    pub(super) fn context() -> HttpContext {
         let config = Arc::new(Config::default());
         let snapshot = crate::writer::Writer::initial_snapshot(Default::default(), config.clone());
         HttpContext {

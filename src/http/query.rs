@@ -2,7 +2,7 @@
 //! (`routes`, `api`, `events`) all use it.
 
 /// `%XX` escapes in a path segment (topic names are usually plain; `%` and non-ASCII may be escaped).
-pub fn percent_decode(s: &str) -> String {
+pub(super) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -22,7 +22,7 @@ pub fn percent_decode(s: &str) -> String {
 }
 
 /// `name`'s value in a query string, percent-decoded (`+` is a space, as forms send it).
-pub fn param(query: &str, name: &str) -> Option<String> {
+pub(super) fn param(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k == name).then(|| percent_decode(&v.replace('+', " ")))

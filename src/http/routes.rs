@@ -12,7 +12,7 @@ use crate::protocol::json::{Dialect, JsonWriter};
 const CONSOLE: &str = include_str!("console.html");
 
 /// The answer to a GET of `path` (everything but `/events`, `/metrics` and `/api/brokers` and `/api/health`, which wait on others).
-pub fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
+pub(super) fn respond(ctx: &HttpContext, path: &str, query: &str) -> Reply {
     let snap = ctx.cell.load_full();
     let api = |v: serde_json::Value| bytes(200, v.to_string().into_bytes(), "application/json");
     match path {
@@ -84,7 +84,7 @@ fn nsaddr_body(list: &str) -> String {
     addrs.join(";")
 }
 
-pub fn error(w: &mut JsonWriter, reason: &str) {
+pub(super) fn error(w: &mut JsonWriter, reason: &str) {
     w.begin_object();
     w.field("error");
     w.string(reason);
@@ -100,23 +100,23 @@ fn not_found(w: &mut JsonWriter, topic: &str) {
     w.end_object();
 }
 
-pub fn json(f: impl FnOnce(&mut JsonWriter)) -> String {
+pub(super) fn json(f: impl FnOnce(&mut JsonWriter)) -> String {
     let mut out = Vec::new();
     f(&mut JsonWriter::new(&mut out, Dialect::Standard));
     String::from_utf8(out).unwrap_or_default()
 }
 
-pub fn text(status: u16, body: String, content_type: &'static str) -> Reply {
+pub(super) fn text(status: u16, body: String, content_type: &'static str) -> Reply {
     bytes(status, body.into_bytes(), content_type)
 }
 
-pub fn bytes(status: u16, body: Vec<u8>, content_type: &'static str) -> Reply {
+pub(super) fn bytes(status: u16, body: Vec<u8>, content_type: &'static str) -> Reply {
     Reply { status, body, content_type, csp: false }
 }
 
 /// A whole answer, before it becomes an HTTP response.
 #[derive(Debug)]
-pub struct Reply {
+pub(super) struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
     pub content_type: &'static str,
@@ -125,7 +125,7 @@ pub struct Reply {
 }
 
 /// The console's policy: it runs only its own inline code and talks only to this endpoint.
-pub const CONSOLE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+pub(super) const CONSOLE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
                                connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
                                frame-ancestors 'none'";
 

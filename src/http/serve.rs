@@ -52,7 +52,7 @@ const REFUSAL_LINGER: Duration = Duration::from_secs(1);
 const MAX_REFUSING: usize = 1024;
 
 /// The running endpoint.
-pub struct HttpServer {
+pub(crate) struct HttpServer {
     addr: SocketAddr,
     stop: Option<watch::Sender<bool>>,
     thread: Option<JoinHandle<()>>,
@@ -71,7 +71,7 @@ struct Shared {
 
 impl HttpServer {
     /// Binds `addr` (start-up fails here, before any thread runs, if it cannot).
-    pub fn bind(addr: &str) -> std::io::Result<std::net::TcpListener> {
+    pub(crate) fn bind(addr: &str) -> std::io::Result<std::net::TcpListener> {
         let listener = std::net::TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         Ok(listener)
@@ -79,7 +79,7 @@ impl HttpServer {
 
     /// Serves `listener` on a thread of its own. The thread is not one the process needs to live (unlike the
     /// writer's): should it ever end, the remoting port serves on, and `/health` going silent says why.
-    pub fn start(listener: std::net::TcpListener, ctx: HttpContext) -> std::io::Result<HttpServer> {
+    pub(crate) fn start(listener: std::net::TcpListener, ctx: HttpContext) -> std::io::Result<HttpServer> {
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -107,12 +107,12 @@ impl HttpServer {
         Ok(HttpServer { addr, stop: Some(stop_tx), thread: Some(thread) })
     }
 
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Ends the accept loop and every connection, and waits for the thread.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(true);
         }

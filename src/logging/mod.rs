@@ -2,7 +2,7 @@
 //! JSON object per line; the audit trail (target `audit`) with them or in `auditLogPath`. `RUST_LOG` filters
 //! (default `info`). Set once, at start (`init`).
 
-pub mod rolling;
+pub(crate) mod rolling;
 
 use std::path::PathBuf;
 
@@ -15,11 +15,11 @@ use crate::config::Config;
 use rolling::RollingFile;
 
 /// The file `logDir` holds (Java's name for the name server's log).
-pub const LOG_FILE: &str = "namesrv.log";
+pub(crate) const LOG_FILE: &str = "namesrv.log";
 
 /// `logFormat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// tracing's human-readable lines (the default).
     Text,
     /// One JSON object per line (timestamp, level, target, fields), for log shippers.
@@ -27,7 +27,7 @@ pub enum LogFormat {
 }
 
 impl LogFormat {
-    pub fn parse(s: &str) -> Option<LogFormat> {
+    pub(crate) fn parse(s: &str) -> Option<LogFormat> {
         match s.trim().to_ascii_lowercase().as_str() {
             "" | "text" => Some(LogFormat::Text),
             "json" => Some(LogFormat::Json),
@@ -48,7 +48,7 @@ pub enum LogError {
 
 /// The logging settings of a `Config`, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogSettings {
+pub(crate) struct LogSettings {
     pub format: LogFormat,
     /// `None`: stderr.
     pub dir: Option<PathBuf>,
@@ -59,7 +59,7 @@ pub struct LogSettings {
 }
 
 impl LogSettings {
-    pub fn from_config(config: &Config) -> Result<LogSettings, LogError> {
+    pub(crate) fn from_config(config: &Config) -> Result<LogSettings, LogError> {
         let format = LogFormat::parse(&config.log_format).ok_or_else(|| LogError::Format(config.log_format.clone()))?;
         let path = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(PathBuf::from);
         Ok(LogSettings {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The open log file and what it takes to roll it.
 #[derive(Debug)]
-pub struct RollingFile {
+pub(crate) struct RollingFile {
     path: PathBuf,
     max_bytes: u64,
     max_files: usize,
@@ -26,7 +26,7 @@ pub struct RollingFile {
 impl RollingFile {
     /// Opens (appending) or creates `dir/name`, creating `dir` if needed. `max_bytes` 0 means never roll;
     /// `max_files` 0 keeps no rolled file (the log starts afresh at the limit).
-    pub fn open(dir: &Path, name: &str, max_bytes: u64, max_files: usize) -> io::Result<RollingFile> {
+    pub(crate) fn open(dir: &Path, name: &str, max_bytes: u64, max_files: usize) -> io::Result<RollingFile> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(name);
         let file = append(&path)?;
@@ -35,7 +35,8 @@ impl RollingFile {
     }
 
     /// The file being written.
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 

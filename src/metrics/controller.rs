@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use super::{header, metric};
 
 /// Election results, as Java's `election_total{result}` names them.
-pub const ELECTION_RESULTS: [&str; 3] = ["new_master_elected", "keep_current_master", "no_master_elected"];
+pub(super) const ELECTION_RESULTS: [&str; 3] = ["new_master_elected", "keep_current_master", "no_master_elected"];
 
 #[derive(Default)]
 pub struct ControllerMetrics {
@@ -40,7 +40,7 @@ pub struct ControllerMetrics {
 
 impl ControllerMetrics {
     /// Counts an election by its answer's code: SUCCESS, 2011 (the master lives) or a failure.
-    pub fn election(&self, code: i32) {
+    pub(crate) fn election(&self, code: i32) {
         let i = match code {
             0 => 0,
             2011 => 1,

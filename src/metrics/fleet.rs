@@ -8,11 +8,11 @@ use std::sync::Mutex;
 use super::header;
 
 /// Names listed per aspect and kind: enough to act on, bounded whatever the drift.
-pub const MAX_NAMES: usize = 20;
+pub(crate) const MAX_NAMES: usize = 20;
 
 /// How one aspect differs from a peer, counting only differences seen on two checks in a row.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AspectDrift {
+pub(crate) struct AspectDrift {
     /// `brokers`, `topics`, `kv` or `config`.
     pub aspect: &'static str,
     /// Every confirmed difference (the lists below hold at most `MAX_NAMES` each).
@@ -24,7 +24,7 @@ pub struct AspectDrift {
 
 /// The last check of one peer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PeerReport {
+pub(crate) struct PeerReport {
     pub addr: String,
     pub reachable: bool,
     pub error: Option<String>,
@@ -34,7 +34,7 @@ pub struct PeerReport {
     pub drift: Vec<AspectDrift>,
 }
 
-pub use crate::health::PeerDrift;
+pub(crate) use crate::health::PeerDrift;
 
 /// The fleet view as last checked.
 #[derive(Debug, Default)]
@@ -45,17 +45,17 @@ pub struct FleetView {
 }
 
 impl FleetView {
-    pub fn new(interval_ms: u64, peers: &[String]) -> FleetView {
+    pub(crate) fn new(interval_ms: u64, peers: &[String]) -> FleetView {
         let reports = peers.iter().map(|a| PeerReport { addr: a.clone(), ..PeerReport::default() }).collect();
         FleetView { interval_ms, peers: Mutex::new(reports) }
     }
 
-    pub fn peers(&self) -> Vec<PeerReport> {
+    pub(crate) fn peers(&self) -> Vec<PeerReport> {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Replaces one peer's report (by address).
-    pub fn store(&self, report: PeerReport) {
+    pub(crate) fn store(&self, report: PeerReport) {
         let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
         match peers.iter_mut().find(|p| p.addr == report.addr) {
             Some(p) => *p = report,
@@ -63,7 +63,7 @@ impl FleetView {
         }
     }
 
-    pub fn drift(&self) -> Vec<PeerDrift> {
+    pub(crate) fn drift(&self) -> Vec<PeerDrift> {
         self.peers()
             .into_iter()
             // A peer not checked yet is not known to be unreachable.

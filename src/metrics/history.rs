@@ -9,14 +9,14 @@ use std::time::Duration;
 use super::{response_name, Outcome, Totals, BOUNDS_US, RESPONSE_SLOTS};
 
 /// Points kept: an hour at the default 10 s step.
-pub const HISTORY_CAPACITY: usize = 360;
+pub(crate) const HISTORY_CAPACITY: usize = 360;
 
 /// The default step, and the one a `Metrics::default()` starts with until the endpoint sets its own.
-pub const DEFAULT_STEP: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_STEP: Duration = Duration::from_secs(10);
 
 /// One step's rates (per second) and levels. `f32`s and `u32`s keep the ring small; charts need no more.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct HistoryPoint {
+pub(crate) struct HistoryPoint {
     /// Epoch milliseconds at the end of the step.
     pub t_ms: i64,
     /// Replies of every kind.
@@ -48,22 +48,18 @@ impl Default for History {
 }
 
 impl History {
-    pub fn new(step: Duration) -> History {
+    pub(crate) fn new(step: Duration) -> History {
         History { step, points: VecDeque::with_capacity(HISTORY_CAPACITY), last: None }
     }
 
     /// Starts over with another step (the endpoint's, at start).
-    pub fn set_step(&mut self, step: Duration) {
+    pub(crate) fn set_step(&mut self, step: Duration) {
         *self = History::new(step);
-    }
-
-    pub fn step(&self) -> Duration {
-        self.step
     }
 
     /// Records `totals` at `wall_ms` (epoch, for the chart) and `mono_ms` (a monotonic clock, for the rates: a wall
     /// clock step must not make a rate). From the second sample on, adds a point; the oldest goes when full.
-    pub fn sample(&mut self, wall_ms: i64, mono_ms: u64, totals: &Totals) {
+    pub(crate) fn sample(&mut self, wall_ms: i64, mono_ms: u64, totals: &Totals) {
         let Some((last_ms, last)) = self.last.replace((mono_ms, totals.clone())) else {
             return;
         };
@@ -99,12 +95,13 @@ impl History {
     }
 
     /// Oldest first.
-    pub fn points(&self) -> impl ExactSizeIterator<Item = &HistoryPoint> {
+    #[cfg(test)]
+    pub(crate) fn points(&self) -> impl ExactSizeIterator<Item = &HistoryPoint> {
         self.points.iter()
     }
 
     /// The `/api/history` answer (its shape is what the console reads; docs/operations.md).
-    pub fn to_json(&self, now_ms: i64) -> serde_json::Value {
+    pub(crate) fn to_json(&self, now_ms: i64) -> serde_json::Value {
         use serde_json::{json, Map, Value};
         let series = |f: &dyn Fn(&HistoryPoint) -> f64| -> Value {
             Value::Array(self.points.iter().map(|p| json!([p.t_ms, round(f(p))])).collect())

@@ -9,7 +9,7 @@ use super::{header, metric};
 
 /// Why the endpoint refused a connection or a request: the `reason` label of `namesrv_http_refused_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HttpRefusal {
+pub(crate) enum HttpRefusal {
     /// `httpMaxConnections` were open: 503 and closed.
     Connections,
     /// `eventFeedStreams` streams were open: 503.
@@ -44,16 +44,16 @@ pub struct HttpMetrics {
 }
 
 impl HttpMetrics {
-    pub fn refused(&self, why: HttpRefusal) {
+    pub(crate) fn refused(&self, why: HttpRefusal) {
         self.refused[why as usize].fetch_add(1, Relaxed);
     }
 
-    pub fn refused_count(&self, why: HttpRefusal) -> u64 {
+    pub(crate) fn refused_count(&self, why: HttpRefusal) -> u64 {
         self.refused[why as usize].load(Relaxed)
     }
 }
 
-pub fn render(o: &mut String, m: &HttpMetrics) {
+pub(super) fn render(o: &mut String, m: &HttpMetrics) {
     if !m.enabled.load(Relaxed) {
         return;
     }

@@ -26,11 +26,11 @@ pub struct TopicKey {
 }
 
 impl TopicKey {
-    pub fn new(name: Arc<str>) -> TopicKey {
+    pub(crate) fn new(name: Arc<str>) -> TopicKey {
         TopicKey { head: head(&name), name }
     }
 
-    pub fn name(&self) -> &Arc<str> {
+    pub(crate) fn name(&self) -> &Arc<str> {
         &self.name
     }
 }

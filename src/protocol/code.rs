@@ -32,7 +32,7 @@ pub mod RequestCode {
 
 /// Every request code the name server serves with its Java name: the one table that metrics, the audit trail and
 /// the admin CLI name codes by.
-pub const REQUEST_NAMES: [(i32, &str); 23] = {
+pub(crate) const REQUEST_NAMES: [(i32, &str); 23] = {
     use RequestCode as C;
     [
         (C::PUT_KV_CONFIG, "PUT_KV_CONFIG"),
@@ -67,7 +67,7 @@ pub fn request_name(code: i32) -> &'static str {
 }
 
 /// Every response code the name server produces with its Java name.
-pub const RESPONSE_NAMES: [(i32, &str); 8] = {
+pub(crate) const RESPONSE_NAMES: [(i32, &str); 8] = {
     use ResponseCode as R;
     [
         (R::SUCCESS, "SUCCESS"),
@@ -82,7 +82,7 @@ pub const RESPONSE_NAMES: [(i32, &str); 8] = {
 };
 
 /// A response code's Java name, or `error`.
-pub fn response_name(code: i32) -> &'static str {
+pub(crate) fn response_name(code: i32) -> &'static str {
     RESPONSE_NAMES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n).unwrap_or("error")
 }
 
@@ -153,7 +153,7 @@ pub enum SerializeType {
 }
 
 impl SerializeType {
-    pub fn from_byte(b: u8) -> Option<SerializeType> {
+    pub(crate) fn from_byte(b: u8) -> Option<SerializeType> {
         match b {
             0 => Some(SerializeType::Json),
             1 => Some(SerializeType::RocketMq),
@@ -210,17 +210,17 @@ impl LanguageCode {
         LANGUAGES[self as usize].1
     }
 
-    pub fn byte(self) -> u8 {
+    pub(crate) fn byte(self) -> u8 {
         self as u8
     }
 
     /// Unknown bytes decode to `None`, like Java.
-    pub fn from_byte(b: u8) -> Option<LanguageCode> {
+    pub(crate) fn from_byte(b: u8) -> Option<LanguageCode> {
         LANGUAGES.get(b as usize).map(|(l, _)| *l)
     }
 
     /// Unknown names decode to `None`, like fastjson's enum reader.
-    pub fn from_name(name: &str) -> Option<LanguageCode> {
+    pub(crate) fn from_name(name: &str) -> Option<LanguageCode> {
         LANGUAGES.iter().find(|(_, n)| *n == name).map(|(l, _)| *l)
     }
 }

@@ -6,13 +6,13 @@ use bytes::Bytes;
 use super::code::{LanguageCode, ResponseCode, SerializeType};
 
 /// Bit 0 of `flag`: set on responses.
-pub const FLAG_RESPONSE: i32 = 1;
+pub(crate) const FLAG_RESPONSE: i32 = 1;
 /// Bit 1 of `flag`: one-way request, nothing is ever written back.
 pub const FLAG_ONEWAY: i32 = 2;
 
 /// The `version` this server puts in its responses: `MQVersion.Version.V5_5_0.ordinal()` (513), the Java namesrv release
 /// we answer like.
-pub const SERVER_VERSION: i32 = 513;
+pub(crate) const SERVER_VERSION: i32 = 513;
 
 /// Ext fields in arrival order. Few entries per request, so a vector beats a hash map.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,7 +23,7 @@ impl ExtFields {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
-    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
+    pub(crate) fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
         let key = key.into();
         let value = value.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
@@ -95,7 +95,7 @@ impl RemotingCommand {
     }
 
     /// Marks a response that has a custom header object, so it carries `"extFields":{}` even when empty.
-    pub fn with_empty_ext(mut self) -> Self {
+    pub(crate) fn with_empty_ext(mut self) -> Self {
         self.ext_fields.get_or_insert_with(ExtFields::default);
         self
     }
@@ -124,17 +124,17 @@ impl RemotingCommand {
     }
 
     /// Java `Integer.parseInt`; missing or unparsable → `None`.
-    pub fn ext_i32(&self, key: &str) -> Option<i32> {
+    pub(crate) fn ext_i32(&self, key: &str) -> Option<i32> {
         self.ext(key).and_then(|v| parse_java_long(v).and_then(|n| i32::try_from(n).ok()))
     }
 
     /// Java `Boolean` field: `None` when absent, otherwise `Boolean.parseBoolean` (only "true", any case, is true).
-    pub fn ext_opt_bool(&self, key: &str) -> Option<bool> {
+    pub(crate) fn ext_opt_bool(&self, key: &str) -> Option<bool> {
         self.ext(key).map(|v| v.eq_ignore_ascii_case("true"))
     }
 
     /// Java `boolean` field: absent → false.
-    pub fn ext_bool(&self, key: &str) -> bool {
+    pub(crate) fn ext_bool(&self, key: &str) -> bool {
         self.ext_opt_bool(key).unwrap_or(false)
     }
 }
@@ -150,25 +150,25 @@ fn parse_java_long(s: &str) -> Option<i64> {
 
 /// The replies every part of the server builds: handlers, the writer's completions, the reactors' refusals.
 /// A response with a code and optional remark.
-pub fn reply(req: &RemotingCommand, code: i32, remark: Option<String>) -> RemotingCommand {
+pub(crate) fn reply(req: &RemotingCommand, code: i32, remark: Option<String>) -> RemotingCommand {
     RemotingCommand::response_to(req, code, remark)
 }
 
 /// SUCCESS with no remark.
-pub fn success(req: &RemotingCommand) -> RemotingCommand {
+pub(crate) fn success(req: &RemotingCommand) -> RemotingCommand {
     RemotingCommand::response_to(req, ResponseCode::SUCCESS, None)
 }
 
 /// SYSTEM_ERROR with a remark.
-pub fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> RemotingCommand {
+pub(crate) fn system_error(req: &RemotingCommand, remark: impl Into<String>) -> RemotingCommand {
     RemotingCommand::response_to(req, ResponseCode::SYSTEM_ERROR, Some(remark.into()))
 }
 
 /// Java's remark for a full executor queue.
-pub const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
+pub(crate) const OVERLOAD_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
 
 /// SYSTEM_BUSY with Java's `[OVERLOAD]` remark: a queue (the writer's, the decoder's) is full.
-pub fn system_busy(req: &RemotingCommand) -> RemotingCommand {
+pub(crate) fn system_busy(req: &RemotingCommand) -> RemotingCommand {
     RemotingCommand::response_to(req, ResponseCode::SYSTEM_BUSY, Some(OVERLOAD_REMARK.into()))
 }
 

@@ -9,8 +9,8 @@
 //! - `props`: Java properties text (config file, UPDATE/GET_NAMESRV_CONFIG bodies).
 
 pub mod body;
-pub mod code;
-pub mod command;
+pub(crate) mod code;
+pub(crate) mod command;
 pub mod frame;
 pub mod json;
 pub mod props;

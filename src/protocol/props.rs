@@ -149,7 +149,7 @@ fn save_convert(out: &mut String, text: &str, escape_space: bool) {
 
 /// A character that could end a line or steer a terminal in a properties file or a log: C0 and C1 controls
 /// (U+0000–U+001F, U+007F–U+009F, which include NEL U+0085) and the Unicode line and paragraph separators.
-pub fn is_control(ch: char) -> bool {
+pub(crate) fn is_control(ch: char) -> bool {
     ch.is_control() || ch == '\u{2028}' || ch == '\u{2029}'
 }
 

@@ -10,7 +10,7 @@ use tracing::warn;
 use super::transport::{self, ReadOutcome, Transport};
 use crate::protocol::frame;
 
-pub struct Conn {
+pub(crate) struct Conn {
     pub stream: TcpStream,
     pub peer: SocketAddr,
     pub gen: u32,
@@ -48,14 +48,14 @@ pub struct Conn {
 }
 
 /// A request read in full whose handling waits for room on the decoder's queue.
-pub struct Parked {
+pub(crate) struct Parked {
     pub cmd: crate::protocol::RemotingCommand,
     pub received: std::time::Instant,
 }
 
 /// State of a connection we opened.
 #[derive(Debug, Clone, Copy)]
-pub struct Outbound {
+pub(crate) struct Outbound {
     /// The TCP handshake finished.
     pub connected: bool,
     /// Queued notifications not written by then are dropped (Java's one-way timeout).
@@ -65,7 +65,7 @@ pub struct Outbound {
 /// Room on the decoder's queue (`decoderQueueBytes`) taken for a big frame before the rest of it is read (decision
 /// 0027): a burst of big registrations then waits in the kernel's socket buffers instead of in fresh memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// No big frame is being read, or it is read without admission (TLS).
     #[default]
     None,
@@ -80,10 +80,10 @@ pub enum Admission {
 
 /// How long a big frame may hold its admission while it arrives: a 1.5 MB body takes milliseconds on a LAN, ~1 s
 /// at 10 Mbit/s.
-pub const ADMISSION_LIMIT_MS: i64 = 1000;
+pub(crate) const ADMISSION_LIMIT_MS: i64 = 1000;
 
 /// How much one `Conn::fill` may read, and what it needs to admit a big frame.
-pub struct ReadLimits<'a> {
+pub(crate) struct ReadLimits<'a> {
     /// Bytes at most, so that one flooding peer cannot monopolise the reactor.
     pub max_bytes: usize,
     /// A short read ends the call (see `Conn::fill`).
@@ -101,10 +101,10 @@ pub struct ReadLimits<'a> {
 /// of it: a broker sends its topic table every 30 s (~1.5 MB for 10k topics), so every broker connection would keep
 /// a buffer of its body's size between registrations (300 brokers: ~450 MB). Input that held a frame bigger than
 /// this is given back once empty; smaller frames keep the buffer for the next request.
-pub const BIG_FRAME: usize = 256 * 1024;
+pub(crate) const BIG_FRAME: usize = 256 * 1024;
 
 impl Conn {
-    pub fn new(stream: TcpStream, peer: SocketAddr, gen: u32, now_ms: i64) -> Conn {
+    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, gen: u32, now_ms: i64) -> Conn {
         Conn {
             stream,
             peer,
@@ -129,12 +129,12 @@ impl Conn {
     }
 
     /// Replies or TLS records are waiting to be written.
-    pub fn pending_output(&self) -> bool {
+    pub(crate) fn pending_output(&self) -> bool {
         !self.output.is_empty() || self.transport.wants_write()
     }
 
     /// True the first time this connection goes over `limit`: log then, count always.
-    pub fn first_time_over(&mut self, limit: crate::limit::Limit) -> bool {
+    pub(crate) fn first_time_over(&mut self, limit: crate::limit::Limit) -> bool {
         let bit = 1u8 << (limit as u8);
         let first = self.limits_logged & bit == 0;
         self.limits_logged |= bit;
@@ -144,7 +144,7 @@ impl Conn {
     /// Reads until WouldBlock (mio is edge-triggered) — or a short read, if `short_read_ends` — appending plaintext
     /// to `input`, at most `max_bytes`; returns the bytes read too. Stops early (`Held`) at the start of a big frame
     /// the decoder's queue has no room for (`may_read`).
-    pub fn fill(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
+    pub(crate) fn fill(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
         if let Transport::Tls(tls) = &mut self.transport {
             return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, limits.max_bytes);
         }
@@ -158,7 +158,7 @@ impl Conn {
     }
 
     /// Gives back the input buffer once empty, if it held a frame bigger than `BIG_FRAME`.
-    pub fn release_input(&mut self) {
+    pub(crate) fn release_input(&mut self) {
         if self.big_frame && self.input.is_empty() {
             self.input = BytesMut::new();
             self.big_frame = false;
@@ -166,7 +166,7 @@ impl Conn {
     }
 
     /// Writes pending output until done or WouldBlock. `Err` means the connection is broken.
-    pub fn flush(&mut self) -> io::Result<usize> {
+    pub(crate) fn flush(&mut self) -> io::Result<usize> {
         match &mut self.transport {
             Transport::Tls(tls) => transport::flush_tls(tls, &mut self.stream, &mut self.output),
             _ => self.flush_plain(),
@@ -215,12 +215,12 @@ impl Conn {
     }
 
     /// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
-    pub fn whole_frame_buffered(&self) -> bool {
+    pub(crate) fn whole_frame_buffered(&self) -> bool {
         frame::frame_len(&self.input).is_some_and(|total| self.input.len() as u64 >= total)
     }
 
     /// The bytes taken for the frame just decoded from `input`, handed on with it (0 if none were).
-    pub fn take_admission(&mut self) -> usize {
+    pub(crate) fn take_admission(&mut self) -> usize {
         match std::mem::take(&mut self.admission) {
             Admission::Taken { bytes, .. } => bytes,
             Admission::None | Admission::Waiting | Admission::Revoked => 0,

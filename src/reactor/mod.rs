@@ -7,15 +7,15 @@
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
 
 mod accept;
-pub mod conn;
+pub(crate) mod conn;
 mod deferral;
 mod limits;
-pub mod outbound;
+pub(crate) mod outbound;
 mod refusals;
 mod shared;
-pub mod transport;
+pub(crate) mod transport;
 
-pub use shared::{Settings, Shared};
+pub(crate) use shared::{Settings, Shared};
 
 use std::cell::RefCell;
 use std::io;
@@ -42,7 +42,7 @@ use deferral::PARK_RETRY;
 use transport::ReadOutcome;
 
 const LISTENER: Token = Token(usize::MAX - 1);
-pub const WAKER: Token = Token(usize::MAX - 2);
+pub(crate) const WAKER: Token = Token(usize::MAX - 2);
 /// How often idle connections are looked for (and the longest a poll sleeps).
 const TICK: Duration = Duration::from_millis(100);
 
@@ -54,9 +54,9 @@ const READ_BUDGET: usize = 1024 * 1024;
 /// At most one "connection limit reached" line per reactor this often (a reconnect storm is one burst).
 const REFUSAL_LOG_INTERVAL_MS: i64 = 10_000;
 /// Java answers GO_AWAY while shutting down gracefully only to clients newer than V5_3_1 (ordinal 475).
-pub const GO_AWAY_AFTER_VERSION: i32 = 475;
+pub(crate) const GO_AWAY_AFTER_VERSION: i32 = 475;
 
-pub struct Reactor {
+pub(crate) struct Reactor {
     id: u16,
     poll: Poll,
     listener: TcpListener,
@@ -96,7 +96,7 @@ pub struct Reactor {
 
 impl Reactor {
     /// Fallible construction: registers the listener on `poll` (whose waker, token `WAKER`, the caller made).
-    pub fn new(
+    pub(crate) fn new(
         id: u16,
         poll: Poll,
         listener: std::net::TcpListener,
@@ -137,7 +137,7 @@ impl Reactor {
     }
 
     /// The infallible loop: runs until shutdown; every error inside closes one connection at most.
-    pub fn run(mut self) {
+    pub(crate) fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         while !self.shared.shutdown.load(Ordering::Acquire) {
             let timeout = match (self.again.is_empty(), self.parked.is_empty() && self.held.is_empty()) {

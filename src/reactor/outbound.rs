@@ -16,10 +16,10 @@ use crate::protocol::{frame, RemotingCommand, RequestCode};
 use crate::state::routes::MinBrokerIdNotice;
 
 /// Java's `timeoutMillis` for the notification.
-pub const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
+pub(crate) const NOTIFY_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// The one-way request Java's `RouteInfoManager.notifyMinBrokerIdChanged` sends.
-pub fn notify_command(n: &MinBrokerIdNotice, opaque: i32) -> RemotingCommand {
+pub(crate) fn notify_command(n: &MinBrokerIdNotice, opaque: i32) -> RemotingCommand {
     let mut cmd = RemotingCommand::request(RequestCode::NOTIFY_MIN_BROKER_ID_CHANGE, opaque)
         .with_ext("minBrokerId", n.min_broker_id.to_string())
         .with_ext("minBrokerAddr", n.min_broker_addr.clone());

@@ -14,10 +14,10 @@ use std::net::IpAddr;
 use crate::limit::Limit;
 
 /// The interval a peer's refusals of one kind are summed up over (the same 10 s as the `maxConnections` line).
-pub const INTERVAL_MS: i64 = 10_000;
+pub(super) const INTERVAL_MS: i64 = 10_000;
 
 /// Peers followed at once; with the buckets for the rest, a few tens of KiB at most.
-pub const TRACKED: usize = 1024;
+pub(super) const TRACKED: usize = 1024;
 
 /// Refusals counted, not logged, in the current interval.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ impl Tally {
 /// What one summary line says: `more` refusals for `limit` (`writes` of them writes) from `peer` (`None`: from
 /// peers not followed, the table being full) in the last `seconds`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Summary {
+pub(super) struct Summary {
     pub peer: Option<IpAddr>,
     pub limit: Limit,
     pub more: u64,
@@ -62,7 +62,7 @@ pub struct Summary {
 
 /// Whether to write a refusal's lines in full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     Full,
     Counted,
 }
@@ -70,7 +70,7 @@ pub enum Verdict {
 /// One reactor's tallies (each reactor has its own: no lock, and a peer's connections spread over the reactors
 /// cost at most one full line per reactor and interval).
 #[derive(Debug, Default)]
-pub struct Digest {
+pub(super) struct Digest {
     peers: HashMap<(IpAddr, Limit), Tally>,
     /// Refusals from peers that found the table full, by limit.
     others: [Option<Tally>; Limit::ALL.len()],
@@ -79,7 +79,7 @@ pub struct Digest {
 impl Digest {
     /// A refusal of `peer` for `limit` (`write`: it would have an audit line) at `now_ms`: whether to write it in
     /// full, and the summary of the interval it ended, if one did and anything was counted in it.
-    pub fn note(&mut self, peer: IpAddr, limit: Limit, write: bool, now_ms: i64) -> (Verdict, Option<Summary>) {
+    pub(super) fn note(&mut self, peer: IpAddr, limit: Limit, write: bool, now_ms: i64) -> (Verdict, Option<Summary>) {
         if let Some(t) = self.peers.get_mut(&(peer, limit)) {
             if t.ended(now_ms) {
                 let ended = t.summary(Some(peer), limit, now_ms);
@@ -103,7 +103,7 @@ impl Digest {
     }
 
     /// Ends every interval that is over (the tick): their summaries go to `out`, their peers leave the table.
-    pub fn due(&mut self, now_ms: i64, out: &mut Vec<Summary>) {
+    pub(super) fn due(&mut self, now_ms: i64, out: &mut Vec<Summary>) {
         self.peers.retain(|&(peer, limit), t| {
             if !t.ended(now_ms) {
                 return true;
@@ -120,7 +120,7 @@ impl Digest {
 
     /// Peers followed now.
     #[cfg(test)]
-    pub fn tracked(&self) -> usize {
+    pub(super) fn tracked(&self) -> usize {
         self.peers.len()
     }
 }

@@ -14,7 +14,7 @@ use crate::writer::ReactorLink;
 
 /// What all reactors share.
 #[derive(Clone)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub cell: Arc<ArcSwap<Snapshot>>,
     pub writer: crate::write_command::WriterQueue,
     pub events: Sender<ConnEvent>,
@@ -42,7 +42,7 @@ pub struct Shared {
 
 /// What a reactor reads from the configuration, converted once at start (`Settings::from_config`).
 #[derive(Clone, Copy, Debug)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub started_ms: i64,
     pub max_frame: usize,
     /// Budget of each reactor's encoded-route cache.
@@ -61,7 +61,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from_config(config: &crate::config::Config, started_ms: i64) -> Settings {
+    pub(crate) fn from_config(config: &crate::config::Config, started_ms: i64) -> Settings {
         Settings {
             started_ms,
             max_frame: config.max_frame_length,

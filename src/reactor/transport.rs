@@ -19,7 +19,7 @@ use tracing::warn;
 use crate::tls::{TlsMode, TlsSetup, HANDSHAKE_RECORD};
 
 /// What a read pass found.
-pub enum ReadOutcome {
+pub(crate) enum ReadOutcome {
     /// Drained to WouldBlock; the connection is open.
     Open,
     /// The peer closed its side, or the socket failed.
@@ -33,7 +33,7 @@ pub enum ReadOutcome {
 
 /// Why a sniffing connection is closed after its first bytes; the reactor logs it with the peer.
 #[derive(Debug, thiserror::Error)]
-pub enum SniffError {
+pub(crate) enum SniffError {
     #[error("plain connection while tls.server.mode=enforcing")]
     PlainWhileEnforcing,
     #[error("TLS handshake while tls.server.mode=disabled")]
@@ -48,7 +48,7 @@ pub enum SniffError {
     Tls(#[source] rustls::Error),
 }
 
-pub enum Transport {
+pub(crate) enum Transport {
     /// Plain remoting frames: outbound connections, and inbound ones whose first byte was not a TLS handshake.
     Plain,
     /// An inbound connection before its first byte.
@@ -59,14 +59,14 @@ pub enum Transport {
 
 impl Transport {
     /// TLS records are waiting to be written (handshake messages, encrypted replies, alerts).
-    pub fn wants_write(&self) -> bool {
+    pub(crate) fn wants_write(&self) -> bool {
         matches!(self, Transport::Tls(tls) if tls.wants_write())
     }
 
     /// Called after a plain read: on the first bytes of a sniffing connection, decides what it is. Bytes of a TLS
     /// handshake move out of `input` into a new session (whose plaintext, if any, comes back into `input`).
     /// `Err` = close the connection, with the reason.
-    pub fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), SniffError> {
+    pub(crate) fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), SniffError> {
         let Transport::Sniff(setup) = self else {
             return Ok(());
         };
@@ -99,7 +99,7 @@ impl Transport {
 }
 
 /// Reads ciphertext until WouldBlock or `budget` bytes (counted as ciphertext), appending the plaintext to `input`.
-pub fn fill_tls(
+pub(crate) fn fill_tls(
     tls: &mut ServerConnection,
     stream: &mut TcpStream,
     input: &mut BytesMut,
@@ -149,7 +149,11 @@ fn decrypt(tls: &mut ServerConnection, input: &mut BytesMut) -> Result<bool, rus
 }
 
 /// Encrypts pending `output` and writes TLS records until done or WouldBlock. `Err` = the connection is broken.
-pub fn flush_tls(tls: &mut ServerConnection, stream: &mut TcpStream, output: &mut BytesMut) -> io::Result<usize> {
+pub(crate) fn flush_tls(
+    tls: &mut ServerConnection,
+    stream: &mut TcpStream,
+    output: &mut BytesMut,
+) -> io::Result<usize> {
     let mut total = 0;
     loop {
         if !output.is_empty() {

@@ -11,16 +11,16 @@ pub struct KvTable {
 }
 
 impl KvTable {
-    pub fn from_map(map: BTreeMap<String, BTreeMap<String, String>>) -> Self {
+    pub(crate) fn from_map(map: BTreeMap<String, BTreeMap<String, String>>) -> Self {
         KvTable { namespaces: map.into_iter().map(|(ns, kv)| (ns, Arc::new(kv))).collect() }
     }
 
     /// The whole table as plain maps (for the file).
-    pub fn to_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+    pub(crate) fn to_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
         self.namespaces.iter().map(|(ns, kv)| (ns.clone(), (**kv).clone())).collect()
     }
 
-    pub fn namespace(&self, namespace: &str) -> Option<&BTreeMap<String, String>> {
+    pub(crate) fn namespace(&self, namespace: &str) -> Option<&BTreeMap<String, String>> {
         self.namespaces.get(namespace).map(|m| &**m)
     }
 
@@ -30,7 +30,7 @@ impl KvTable {
 
     /// PUT_KV_CONFIG. A `None` value removes the key but keeps (or creates) the namespace: Java stores a null that
     /// reads as "not found" and is never written to the file. Returns whether anything changed.
-    pub fn put(&mut self, namespace: &str, key: &str, value: Option<&str>) -> bool {
+    pub(crate) fn put(&mut self, namespace: &str, key: &str, value: Option<&str>) -> bool {
         let ns = self.namespaces.entry(namespace.to_string()).or_default();
         let old = ns.get(key).map(String::as_str);
         if old == value {
@@ -45,7 +45,7 @@ impl KvTable {
     }
 
     /// DELETE_KV_CONFIG: an emptied namespace is kept (it then lists as `{"table":{}}`). Returns whether it changed.
-    pub fn delete(&mut self, namespace: &str, key: &str) -> bool {
+    pub(crate) fn delete(&mut self, namespace: &str, key: &str) -> bool {
         match self.namespaces.get_mut(namespace) {
             Some(ns) if ns.contains_key(key) => {
                 Arc::make_mut(ns).remove(key);
@@ -55,11 +55,12 @@ impl KvTable {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.namespaces.values().map(|m| m.len()).sum()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

@@ -12,14 +12,14 @@ use crate::model::DataVersion;
 use super::ConnId;
 
 /// Java's `DEFAULT_BROKER_CHANNEL_EXPIRED_TIME`.
-pub const DEFAULT_HEARTBEAT_TIMEOUT_MS: i64 = 120_000;
+pub(crate) const DEFAULT_HEARTBEAT_TIMEOUT_MS: i64 = 120_000;
 
 /// (clusterName, brokerAddr).
-pub type LiveKey = (Arc<str>, Arc<str>);
+pub(crate) type LiveKey = (Arc<str>, Arc<str>);
 
 /// One broker's liveness (Java `BrokerLiveInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BrokerLive {
+pub(crate) struct BrokerLive {
     pub last_update_ms: i64,
     pub timeout_ms: i64,
     pub data_version: DataVersion,
@@ -29,7 +29,7 @@ pub struct BrokerLive {
 
 impl BrokerLive {
     /// Java's test is `last + timeout < now`: an entry exactly at its deadline survives.
-    pub fn is_expired(&self, now_ms: i64) -> bool {
+    pub(crate) fn is_expired(&self, now_ms: i64) -> bool {
         self.last_update_ms.saturating_add(self.timeout_ms) < now_ms
     }
 }
@@ -59,31 +59,33 @@ pub struct Removal {
 
 /// The live table: cluster → address → entry, plus the connection index.
 #[derive(Clone, Debug, Default)]
-pub struct LiveTable {
+pub(crate) struct LiveTable {
     by_cluster: HashMap<Arc<str>, HashMap<Arc<str>, BrokerLive>>,
     by_conn: HashMap<ConnId, BTreeSet<LiveKey>>,
     len: usize,
 }
 
 impl LiveTable {
-    pub fn new() -> Self {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    pub fn get(&self, cluster: &str, addr: &str) -> Option<&BrokerLive> {
+    pub(crate) fn get(&self, cluster: &str, addr: &str) -> Option<&BrokerLive> {
         self.by_cluster.get(cluster)?.get(addr)
     }
 
     /// Refreshes `last_update_ms`; `false` when there is no such entry.
-    pub fn touch(&mut self, cluster: &str, addr: &str, now_ms: i64) -> bool {
+    pub(crate) fn touch(&mut self, cluster: &str, addr: &str, now_ms: i64) -> bool {
         match self.by_cluster.get_mut(cluster).and_then(|m| m.get_mut(addr)) {
             Some(live) => {
                 live.last_update_ms = now_ms;
@@ -94,7 +96,7 @@ impl LiveTable {
     }
 
     /// Replaces the whole entry (including its connection), returning the previous one.
-    pub fn insert(&mut self, cluster: &Arc<str>, addr: &Arc<str>, live: BrokerLive) -> Option<BrokerLive> {
+    pub(crate) fn insert(&mut self, cluster: &Arc<str>, addr: &Arc<str>, live: BrokerLive) -> Option<BrokerLive> {
         let conn = live.conn;
         let prev = self.by_cluster.entry(cluster.clone()).or_default().insert(addr.clone(), live);
         match &prev {
@@ -107,7 +109,7 @@ impl LiveTable {
         prev
     }
 
-    pub fn remove(&mut self, cluster: &str, addr: &str) -> Option<BrokerLive> {
+    pub(crate) fn remove(&mut self, cluster: &str, addr: &str) -> Option<BrokerLive> {
         let m = self.by_cluster.get_mut(cluster)?;
         let (key_addr, live) = m.remove_entry(addr)?;
         let key_cluster = self.by_cluster.get_key_value(cluster).map(|(k, _)| k.clone()).expect("cluster present");
@@ -130,17 +132,17 @@ impl LiveTable {
     }
 
     /// Every entry: (cluster, address, liveness).
-    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &BrokerLive)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &BrokerLive)> {
         self.by_cluster.iter().flat_map(|(c, m)| m.iter().map(move |(a, l)| (c, a, l)))
     }
 
     /// Keys of the entries that hold exactly this connection, sorted.
-    pub fn keys_of_conn(&self, conn: ConnId) -> Vec<LiveKey> {
+    pub(crate) fn keys_of_conn(&self, conn: ConnId) -> Vec<LiveKey> {
         self.by_conn.get(&conn).map(|s| s.iter().cloned().collect()).unwrap_or_default()
     }
 
     /// Keys of the entries past their deadline at `now_ms`, sorted.
-    pub fn expired(&self, now_ms: i64) -> Vec<LiveKey> {
+    pub(crate) fn expired(&self, now_ms: i64) -> Vec<LiveKey> {
         let mut keys: Vec<LiveKey> = self
             .by_cluster
             .iter()

@@ -7,14 +7,14 @@
 //! - `kv`: the KV config namespaces.
 //! - `snapshot`: what readers see — routes, KV and runtime config in one `Arc`, loaded once per request.
 
-pub mod kv;
-pub mod liveness;
+pub(crate) mod kv;
+pub(crate) mod liveness;
 pub mod routes;
-pub mod snapshot;
+pub(crate) mod snapshot;
 
-pub use kv::KvTable;
+pub(crate) use kv::KvTable;
 pub use routes::{RouteTables, RouteView};
-pub use snapshot::Snapshot;
+pub(crate) use snapshot::Snapshot;
 
 /// A connection, unique across reactors and over time (`gen` differs when a token is reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

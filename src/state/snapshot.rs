@@ -19,7 +19,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(generation: u64, routes: RouteView, kv: Arc<KvTable>, config: Arc<Config>) -> Snapshot {
+    pub(crate) fn new(generation: u64, routes: RouteView, kv: Arc<KvTable>, config: Arc<Config>) -> Snapshot {
         Snapshot { generation, routes, kv, config, all_topics_body: std::sync::OnceLock::new() }
     }
 }

@@ -18,7 +18,7 @@ use crate::state::routes::{EvictionCause, RegisterBroker, UnregisterBroker};
 
 impl Writer {
     /// The change feed this writer appends to (off without it).
-    pub fn with_feed(mut self, feed: Arc<Feed>) -> Writer {
+    pub(crate) fn with_feed(mut self, feed: Arc<Feed>) -> Writer {
         self.feed = feed;
         self
     }

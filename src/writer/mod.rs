@@ -39,13 +39,13 @@ const MAX_BATCH: usize = 1024;
 
 /// How the writer reaches one reactor.
 #[derive(Clone, Debug)]
-pub struct ReactorLink {
+pub(crate) struct ReactorLink {
     pub inbox: Sender<Completion>,
     pub waker: Arc<mio::Waker>,
 }
 
 /// Channels the writer listens on.
-pub struct WriterInputs {
+pub(crate) struct WriterInputs {
     pub commands: Receiver<Box<WriteCommand>>,
     pub events: Receiver<ConnEvent>,
     pub stop: Receiver<()>,
@@ -54,7 +54,7 @@ pub struct WriterInputs {
 }
 
 /// The writer's state; `run` consumes it on its own thread.
-pub struct Writer {
+pub(crate) struct Writer {
     tables: RouteTables,
     kv: KvTable,
     config: Arc<Config>,
@@ -97,7 +97,7 @@ struct Dirty {
 }
 
 impl Writer {
-    pub fn new(
+    pub(crate) fn new(
         kv: KvTable,
         config: Arc<Config>,
         cell: Arc<ArcSwap<Snapshot>>,
@@ -139,19 +139,19 @@ impl Writer {
     }
 
     /// Where applied bodies decoded by the decoder thread go back to it (`give_back`).
-    pub fn with_spent(mut self, to_decoder: Sender<Vec<TopicConfig>>) -> Writer {
+    pub(crate) fn with_spent(mut self, to_decoder: Sender<Vec<TopicConfig>>) -> Writer {
         self.spent = Some(to_decoder);
         self
     }
 
     /// The byte budget of the queue this writer drains (the reactors take from it).
-    pub fn with_queue_bytes(mut self, budget: Arc<crate::limit::ByteBudget>) -> Writer {
+    pub(crate) fn with_queue_bytes(mut self, budget: Arc<crate::limit::ByteBudget>) -> Writer {
         self.queue_bytes = budget;
         self
     }
 
     /// The first snapshot, before any thread runs.
-    pub fn initial_snapshot(kv: KvTable, config: Arc<Config>) -> Snapshot {
+    pub(crate) fn initial_snapshot(kv: KvTable, config: Arc<Config>) -> Snapshot {
         Snapshot::new(0, RouteTables::new().view(), Arc::new(kv), config)
     }
 
@@ -162,7 +162,7 @@ impl Writer {
         }
     }
 
-    pub fn run(mut self, inputs: WriterInputs) {
+    pub(crate) fn run(mut self, inputs: WriterInputs) {
         let interval = Duration::from_millis(self.config.scan_not_active_broker_interval.max(1) as u64);
         let mut next_scan = Instant::now() + interval;
         let mut batch: Vec<WriteCommand> = Vec::with_capacity(64);
@@ -221,7 +221,7 @@ impl Writer {
     }
 
     /// Warm restart: replays saved registrations as provisional brokers (no connection) and publishes.
-    pub fn warm_start(&mut self, regs: Vec<crate::state::routes::RegisterBroker>) {
+    pub(crate) fn warm_start(&mut self, regs: Vec<crate::state::routes::RegisterBroker>) {
         let now = self.clock.now_ms();
         for reg in regs {
             let key = (reg.cluster_name.clone(), reg.broker_addr.clone());
@@ -552,7 +552,7 @@ impl Writer {
 /// Why a batch's KV or config change could not be made durable. The message is the remark of the SYSTEM_ERROR the
 /// batch's KV/config requests get, and names the file.
 #[derive(Debug, thiserror::Error)]
-pub enum DurableError {
+pub(crate) enum DurableError {
     #[error("persist KV config to {} failed: {source}", .path.display())]
     Kv { path: PathBuf, source: std::io::Error },
     #[error("persist config to {} failed: {source}", .path.display())]

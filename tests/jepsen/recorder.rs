@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use namesrv::protocol::code::ControllerRequestCode as C;
-use namesrv::protocol::command::RemotingCommand;
 use namesrv::protocol::json::{self, Value};
+use namesrv::protocol::RemotingCommand;
+use namesrv::test_support::protocol::code::ControllerRequestCode as C;
 
 use crate::cluster::GROUP;
 use crate::history::{Event, Replica};

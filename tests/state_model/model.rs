@@ -3,11 +3,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use namesrv::model::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicRouteData};
-use namesrv::state::routes::{
+use namesrv::state::ConnId;
+use namesrv::test_support::model::{BrokerData, ClusterInfo, DataVersion, QueueData, TopicRouteData};
+use namesrv::test_support::state::routes::{
     Expired, MinBrokerIdNotice, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, UnregisterBroker,
 };
-use namesrv::state::ConnId;
 
 #[derive(Clone, Debug)]
 pub struct Live {

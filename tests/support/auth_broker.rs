@@ -11,8 +11,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use namesrv::acl::signature;
 use namesrv::protocol::{frame, RemotingCommand, DEFAULT_MAX_FRAME};
+use namesrv::test_support::acl::signature;
 
 pub struct AuthBroker {
     pub addr: SocketAddr,

@@ -7,8 +7,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use namesrv::protocol::command::FLAG_ONEWAY;
 use namesrv::protocol::{frame, RemotingCommand, DEFAULT_MAX_FRAME};
+use namesrv::test_support::protocol::command::FLAG_ONEWAY;
 
 /// Default time to wait for a response.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);

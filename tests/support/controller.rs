@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use namesrv::config::Config;
-use namesrv::protocol::code::ControllerRequestCode as C;
-use namesrv::protocol::command::RemotingCommand;
+use namesrv::protocol::RemotingCommand;
 use namesrv::protocol::ResponseCode;
+use namesrv::test_support::protocol::code::ControllerRequestCode as C;
 
 use super::client::Client;
 use super::inproc::InProc;

@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use namesrv::clock::ManualClock;
 use namesrv::config::Config;
-use namesrv::server::{self, ServerHandle};
+use namesrv::test_support::clock::ManualClock;
+use namesrv::test_support::server::{self, ServerHandle};
 
 /// 127.0.0.1 on a free port, two unpinned reactors, a 10 ms expiry scan, the KV and config files in `dir`, and a
 /// `tls.config.file` that does not exist (so no file on the machine changes a test).

@@ -38,7 +38,7 @@ impl Broker<'_> {
         reg.ha_server_addr = self.addr.replace(":10911", ":10912");
         reg.body.filter_server_list = Some(vec![]);
         let opaque = new_cmd(RequestCode::REGISTER_BROKER).opaque;
-        namesrv::handlers::broker::encode_register_as(&reg, opaque, version)
+        namesrv::test_support::handlers::broker::encode_register_as(&reg, opaque, version)
     }
 
     /// `register` with the body compressed, as a broker with `compressedRegister=true` sends it.

@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use super::{Entry, LogId, NodeId, StorageError, TypeConfig};
 use crate::persist::save_atomic;
 
-pub const LOG_FILE: &str = "raft-log";
-pub const META_FILE: &str = "raft-meta.json";
+pub(crate) const LOG_FILE: &str = "raft-log";
+pub(crate) const META_FILE: &str = "raft-meta.json";
 
 /// In front of every record: the payload's length, a checksum of that length, and a checksum of the payload.
 const HEADER_LEN: usize = 12;
@@ -86,14 +86,14 @@ struct Log {
 
 /// The log store openraft writes through. Cloning shares the log (openraft's `LogReader` is one of these).
 #[derive(Clone)]
-pub struct LogStore {
+pub(crate) struct LogStore {
     log: Arc<Mutex<Log>>,
 }
 
 impl LogStore {
     /// Opens (or creates) the log in `dir`: reads the meta file and every record, drops a torn last record, and
     /// drops the entries a purge had already covered.
-    pub fn open(dir: &Path) -> Result<LogStore, LogStoreError> {
+    pub(crate) fn open(dir: &Path) -> Result<LogStore, LogStoreError> {
         fs::create_dir_all(dir).map_err(io_error(dir))?;
         let log_path = dir.join(LOG_FILE);
         let meta_path = dir.join(META_FILE);
@@ -149,22 +149,18 @@ impl LogStore {
     }
 
     /// The entries in `range`, in order.
-    pub fn entries(&self, range: impl RangeBounds<u64>) -> Vec<Entry> {
+    pub(crate) fn entries(&self, range: impl RangeBounds<u64>) -> Vec<Entry> {
         let log = self.lock();
         let range = (range.start_bound().cloned(), range.end_bound().cloned());
         log.entries.range(range).map(|(_, stored)| stored.entry.clone()).collect()
     }
 
-    pub fn vote(&self) -> Option<Vote<NodeId>> {
+    pub(crate) fn vote(&self) -> Option<Vote<NodeId>> {
         self.lock().meta.vote
     }
 
-    pub fn committed(&self) -> Option<LogId> {
+    pub(crate) fn committed(&self) -> Option<LogId> {
         self.lock().meta.committed
-    }
-
-    pub fn purged(&self) -> Option<LogId> {
-        self.lock().meta.purged
     }
 }
 

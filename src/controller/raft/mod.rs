@@ -21,25 +21,25 @@ use serde::{Deserialize, Serialize};
 
 use super::event::Event;
 
-pub mod log_store;
-pub mod state_machine;
+pub(crate) mod log_store;
+pub(crate) mod state_machine;
 
 #[cfg(test)]
 mod tests;
 
-pub use log_store::{LogStore, LogStoreError};
-pub use state_machine::{StateMachine, StateMachineError};
+pub(crate) use log_store::{LogStore, LogStoreError};
+pub(crate) use state_machine::{StateMachine, StateMachineError};
 
 /// A controller node's id in the Raft group.
-pub type NodeId = u64;
+pub(crate) type NodeId = u64;
 
 /// What a controller node is to its peers: its address (`BasicNode { addr: "ip:port" }`).
-pub type Node = openraft::BasicNode;
+pub(crate) type Node = openraft::BasicNode;
 
 /// What one log entry carries: the events the leader produced for one request. They go in as one entry so a
 /// request's events are applied together or not at all (Java's `ControllerResult` events are one batch too).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     pub events: Vec<Event>,
 }
 
@@ -52,7 +52,7 @@ impl fmt::Display for Proposal {
 openraft::declare_raft_types!(
     /// The controller's openraft types. The response is `()`: the leader built its answer when it validated the
     /// request, and openraft's write response already carries the entry's log id.
-    pub TypeConfig:
+    pub(crate) TypeConfig:
         D = Proposal,
         R = (),
         NodeId = NodeId,
@@ -63,8 +63,8 @@ openraft::declare_raft_types!(
 );
 
 /// One entry of the controller's log.
-pub type Entry = openraft::Entry<TypeConfig>;
+pub(crate) type Entry = openraft::Entry<TypeConfig>;
 /// A log position: (term, leader, index).
-pub type LogId = openraft::LogId<NodeId>;
+pub(crate) type LogId = openraft::LogId<NodeId>;
 /// What openraft's storage calls return on failure.
-pub type StorageError = openraft::StorageError<NodeId>;
+pub(crate) type StorageError = openraft::StorageError<NodeId>;

@@ -23,7 +23,7 @@ use super::{Entry, LogId, Node, NodeId, StorageError, TypeConfig};
 use crate::controller::replicas::ReplicasInfo;
 use crate::persist::save_atomic;
 
-pub const SNAPSHOT_FILE: &str = "raft-snapshot.json";
+pub(crate) const SNAPSHOT_FILE: &str = "raft-snapshot.json";
 
 /// Why a snapshot could not be read, written or installed. Openraft sees it wrapped in a `StorageError`.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +96,7 @@ impl SnapshotSlot {
 }
 
 /// The state machine openraft applies committed entries to.
-pub struct StateMachine {
+pub(crate) struct StateMachine {
     replicas: ReplicasInfo,
     last_applied: Option<LogId>,
     membership: StoredMembership<NodeId, Node>,
@@ -108,7 +108,7 @@ pub struct StateMachine {
 
 impl StateMachine {
     /// Opens the state machine in `dir`: from the snapshot file if there is one, else empty.
-    pub fn open(dir: &Path) -> Result<StateMachine, StateMachineError> {
+    pub(crate) fn open(dir: &Path) -> Result<StateMachine, StateMachineError> {
         fs::create_dir_all(dir).map_err(|source| StateMachineError::Io { path: dir.to_owned(), source })?;
         let path = dir.join(SNAPSHOT_FILE);
         let current = read_snapshot_file(&path)?;
@@ -127,7 +127,7 @@ impl StateMachine {
     }
 
     /// The applied state as the request handlers read it (see `view`).
-    pub fn view(&self) -> Arc<ArcSwap<ReplicasInfo>> {
+    pub(crate) fn view(&self) -> Arc<ArcSwap<ReplicasInfo>> {
         Arc::clone(&self.view)
     }
 
@@ -136,11 +136,13 @@ impl StateMachine {
     }
 
     /// The replicated state as of `last_applied`.
-    pub fn replicas(&self) -> &ReplicasInfo {
+    #[cfg(test)]
+    pub(crate) fn replicas(&self) -> &ReplicasInfo {
         &self.replicas
     }
 
-    pub fn last_applied(&self) -> Option<LogId> {
+    #[cfg(test)]
+    pub(crate) fn last_applied(&self) -> Option<LogId> {
         self.last_applied
     }
 
@@ -189,7 +191,7 @@ fn snapshot_id(last_applied: Option<LogId>) -> String {
 }
 
 /// What openraft builds a snapshot from: a copy of the state taken between two applies.
-pub struct SnapshotBuilder {
+pub(crate) struct SnapshotBuilder {
     replicas: ReplicasInfo,
     last_applied: Option<LogId>,
     membership: StoredMembership<NodeId, Node>,

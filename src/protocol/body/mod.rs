@@ -120,7 +120,7 @@ pub fn encode_register_broker_body(body: &RegisterBrokerBody, compressed: bool, 
 }
 
 /// A `DataVersion` JSON body (QUERY_DATA_VERSION request).
-pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
+pub(crate) fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
         return Err(BodyError::Shape("DataVersion is not an object".into()));
@@ -130,7 +130,7 @@ pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
 
 /// The `queueDatas` of a `TopicRouteData` JSON body (REGISTER_TOPIC_IN_NAMESRV), in order; `None` for an entry
 /// without a broker name (Java stops registering there).
-pub fn decode_queue_datas(body: &[u8]) -> Result<Vec<Option<QueueData>>, BodyError> {
+pub(crate) fn decode_queue_datas(body: &[u8]) -> Result<Vec<Option<QueueData>>, BodyError> {
     let v = parse_json(body)?;
     if !matches!(v, Value::Object(_)) {
         return Err(BodyError::Shape("TopicRouteData is not an object".into()));
@@ -143,40 +143,40 @@ pub fn encode_topic_route(route: &TopicRouteData, dialect: Dialect, out: &mut Ve
 }
 
 /// Always the default dialect.
-pub fn encode_cluster_info(info: &ClusterInfo, out: &mut Vec<u8>) {
+pub(crate) fn encode_cluster_info(info: &ClusterInfo, out: &mut Vec<u8>) {
     responses::cluster_info(info, Dialect::Default, out)
 }
 
 /// ClusterInfo in a chosen dialect (the standard one is valid JSON, for the HTTP endpoint).
-pub fn encode_cluster_info_with(info: &ClusterInfo, dialect: Dialect, out: &mut Vec<u8>) {
+pub(crate) fn encode_cluster_info_with(info: &ClusterInfo, dialect: Dialect, out: &mut Vec<u8>) {
     responses::cluster_info(info, dialect, out)
 }
 
-pub fn encode_topic_list(list: &TopicList, out: &mut Vec<u8>) {
+pub(crate) fn encode_topic_list(list: &TopicList, out: &mut Vec<u8>) {
     responses::topic_list(list, out)
 }
 
-pub fn encode_data_version(dv: &DataVersion, out: &mut Vec<u8>) {
+pub(crate) fn encode_data_version(dv: &DataVersion, out: &mut Vec<u8>) {
     responses::data_version(dv, out)
 }
 
 /// `{"brokerMemberGroup":{…}}`, default dialect.
-pub fn encode_broker_member_group(group: &BrokerMemberGroup, out: &mut Vec<u8>) {
+pub(crate) fn encode_broker_member_group(group: &BrokerMemberGroup, out: &mut Vec<u8>) {
     responses::broker_member_group(group, out)
 }
 
 /// `KVTable`: `{"table":{…}}`.
-pub fn encode_kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
+pub(crate) fn encode_kv_table(table: &BTreeMap<String, String>, out: &mut Vec<u8>) {
     responses::kv_table(table, out)
 }
 
 /// `kvConfig.json`: `{"configTable":{namespace:{key:value}}}`.
-pub fn encode_kv_config_file(config: &BTreeMap<String, BTreeMap<String, String>>, out: &mut Vec<u8>) {
+pub(crate) fn encode_kv_config_file(config: &BTreeMap<String, BTreeMap<String, String>>, out: &mut Vec<u8>) {
     responses::kv_config_file(config, out)
 }
 
 /// Lenient like fastjson: unknown keys ignored, null values and namespaces skipped, an empty file is an empty store.
-pub fn decode_kv_config_file(bytes: &[u8]) -> Result<BTreeMap<String, BTreeMap<String, String>>, BodyError> {
+pub(crate) fn decode_kv_config_file(bytes: &[u8]) -> Result<BTreeMap<String, BTreeMap<String, String>>, BodyError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(BTreeMap::new());
     }

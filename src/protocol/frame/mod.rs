@@ -17,7 +17,7 @@ pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 /// Largest header accepted (ours; Java has none below the frame limit). Real headers are under a few KiB, and the
 /// lenient JSON reader builds a tree of 12–60× its input: a 16 MiB header cost ~930 MiB and seconds of a reactor
 /// (docs/fuzzing.md). 256 KiB bounds that at ~15 MiB.
-pub const MAX_HEADER: u32 = 256 * 1024;
+pub(crate) const MAX_HEADER: u32 = 256 * 1024;
 
 /// A frame that cannot be decoded. Always fatal for the connection.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum FrameError {
 }
 
 /// The length of the frame at the front of `buf`, its 4-byte length prefix included, once that prefix is in.
-pub fn frame_len(buf: &[u8]) -> Option<u64> {
+pub(crate) fn frame_len(buf: &[u8]) -> Option<u64> {
     buf.first_chunk::<4>().map(|prefix| u64::from(u32::from_be_bytes(*prefix)) + 4)
 }
 

@@ -5,11 +5,11 @@
 //! `scan`ner for the fast paths that try the usual shapes first.
 
 mod read;
-pub mod scan;
+pub(crate) mod scan;
 mod write;
 
-pub use read::{parse, JsonError, Value, MAX_DEPTH};
-pub use write::{write_quoted, JsonWriter};
+pub use read::{parse, JsonError, Value};
+pub(crate) use write::{write_quoted, JsonWriter};
 
 /// Which fastjson output dialect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

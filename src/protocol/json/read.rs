@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::{Dialect, JsonWriter};
 
 /// Deepest container nesting accepted; deeper input is an error rather than a stack overflow.
-pub const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 
 /// A parsed JSON value. Numbers keep their text so callers can apply Java's coercions.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,7 +340,7 @@ impl Value {
     }
 
     /// Members of an object (empty for other kinds).
-    pub fn members(&self) -> &[(String, Value)] {
+    pub(crate) fn members(&self) -> &[(String, Value)] {
         match self {
             Value::Object(m) => m,
             _ => &[],
@@ -348,7 +348,7 @@ impl Value {
     }
 
     /// A fastjson reference object `{"$ref":"…"}` (a repeated instance in the sender's graph).
-    pub fn is_ref(&self) -> bool {
+    pub(crate) fn is_ref(&self) -> bool {
         matches!(self, Value::Object(m) if m.iter().any(|(k, _)| k == "$ref"))
     }
 

@@ -5,13 +5,13 @@
 //! (`read`), so no answer ever depends on which path read it.
 
 /// Over UTF-8 text: strings are cut at ASCII quotes, so every slice it hands out is UTF-8 without another check.
-pub struct Scanner<'a> {
+pub(crate) struct Scanner<'a> {
     text: &'a str,
     at: usize,
 }
 
 impl<'a> Scanner<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         Scanner { text, at: 0 }
     }
 
@@ -22,36 +22,36 @@ impl<'a> Scanner<'a> {
     }
 
     /// The offset of the next byte.
-    pub fn at(&self) -> usize {
+    pub(crate) fn at(&self) -> usize {
         self.at
     }
 
     /// Bytes not read yet.
-    pub fn left(&self) -> usize {
+    pub(crate) fn left(&self) -> usize {
         self.b().len() - self.at
     }
 
     /// Only whitespace is left.
-    pub fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         self.ws();
         self.at == self.b().len()
     }
 
     /// JSON whitespace.
     #[inline]
-    pub fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while matches!(self.b().get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
         }
     }
 
     #[inline]
-    pub fn eat(&mut self, c: u8) -> Option<()> {
+    pub(crate) fn eat(&mut self, c: u8) -> Option<()> {
         self.eat_if(c).then_some(())
     }
 
     #[inline]
-    pub fn eat_if(&mut self, c: u8) -> bool {
+    pub(crate) fn eat_if(&mut self, c: u8) -> bool {
         let hit = self.b().get(self.at) == Some(&c);
         self.at += usize::from(hit);
         hit
@@ -59,7 +59,7 @@ impl<'a> Scanner<'a> {
 
     /// `word` (a literal such as `null` or `true`), consumed; false (nothing consumed) for anything else.
     #[inline]
-    pub fn word(&mut self, word: &str) -> bool {
+    pub(crate) fn word(&mut self, word: &str) -> bool {
         let hit = self.b()[self.at..].starts_with(word.as_bytes());
         self.at += if hit { word.len() } else { 0 };
         hit
@@ -67,13 +67,13 @@ impl<'a> Scanner<'a> {
 
     /// `word`, consumed, or `None` (nothing consumed): for a literal that must come next.
     #[inline]
-    pub fn expect_word(&mut self, word: &str) -> Option<()> {
+    pub(crate) fn expect_word(&mut self, word: &str) -> Option<()> {
         self.word(word).then_some(())
     }
 
     /// Runs `f`; when it gives `None`, puts the scanner back where it was, so another reading can start there.
     #[inline]
-    pub fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+    pub(crate) fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
         let at = self.at;
         let out = f(self);
         if out.is_none() {
@@ -83,13 +83,13 @@ impl<'a> Scanner<'a> {
     }
 
     #[inline]
-    pub fn null(&mut self) -> bool {
+    pub(crate) fn null(&mut self) -> bool {
         self.word("null")
     }
 
     /// A string without escapes or control characters.
     #[inline]
-    pub fn string(&mut self) -> Option<&'a str> {
+    pub(crate) fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
         let len = string_len(&self.b()[start..])?;
@@ -100,7 +100,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string or `null`.
-    pub fn opt_string(&mut self) -> Option<Option<&'a str>> {
+    pub(crate) fn opt_string(&mut self) -> Option<Option<&'a str>> {
         if self.null() {
             return Some(None);
         }
@@ -108,7 +108,7 @@ impl<'a> Scanner<'a> {
     }
 
     #[inline]
-    pub fn boolean(&mut self) -> Option<bool> {
+    pub(crate) fn boolean(&mut self) -> Option<bool> {
         if self.word("true") {
             Some(true)
         } else if self.word("false") {
@@ -120,7 +120,7 @@ impl<'a> Scanner<'a> {
 
     /// `{`, members, `}`: `member` is called with each key, the scanner at its value, and must consume the value.
     #[inline]
-    pub fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    pub(crate) fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.delimited(b'{', b'}', |s| {
             let key = s.string()?;
             s.ws();
@@ -132,13 +132,13 @@ impl<'a> Scanner<'a> {
 
     /// `{}`.
     #[inline]
-    pub fn empty_object(&mut self) -> Option<()> {
+    pub(crate) fn empty_object(&mut self) -> Option<()> {
         self.object(|_, _| None)
     }
 
     /// `[`, items, `]`: `item` must consume each item.
     #[inline]
-    pub fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+    pub(crate) fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.delimited(b'[', b']', item)
     }
 
@@ -163,7 +163,7 @@ impl<'a> Scanner<'a> {
 
     /// A JSON integer (`-?(0|[1-9][0-9]*)`, no fraction or exponent) that fits in an `i64`.
     #[inline]
-    pub fn int(&mut self) -> Option<i64> {
+    pub(crate) fn int(&mut self) -> Option<i64> {
         let start = self.at;
         self.eat_if(b'-');
         let digits = self.at;
@@ -190,7 +190,7 @@ impl<'a> Scanner<'a> {
     }
 
     #[inline]
-    pub fn int32(&mut self) -> Option<i32> {
+    pub(crate) fn int32(&mut self) -> Option<i32> {
         i32::try_from(self.int()?).ok()
     }
 }

@@ -11,7 +11,7 @@ const MAX_SAFE_LONG: i64 = 9_007_199_254_740_991;
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A streaming JSON writer that emits fastjson's bytes. Commas are inserted automatically.
-pub struct JsonWriter<'a> {
+pub(crate) struct JsonWriter<'a> {
     pub(crate) out: &'a mut Vec<u8>,
     pub(crate) dialect: Dialect,
     /// One entry per open container: true once it has a member (so the next needs a comma).
@@ -21,12 +21,8 @@ pub struct JsonWriter<'a> {
 }
 
 impl<'a> JsonWriter<'a> {
-    pub fn new(out: &'a mut Vec<u8>, dialect: Dialect) -> Self {
+    pub(crate) fn new(out: &'a mut Vec<u8>, dialect: Dialect) -> Self {
         JsonWriter { out, dialect, stack: smallvec::SmallVec::new(), after_key: false }
-    }
-
-    pub fn dialect(&self) -> Dialect {
-        self.dialect
     }
 
     /// Comma bookkeeping shared by keys and values.
@@ -43,30 +39,30 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
-    pub fn begin_object(&mut self) {
+    pub(crate) fn begin_object(&mut self) {
         self.separate();
         self.out.push(b'{');
         self.stack.push(false);
     }
 
-    pub fn end_object(&mut self) {
+    pub(crate) fn end_object(&mut self) {
         self.stack.pop();
         self.out.push(b'}');
     }
 
-    pub fn begin_array(&mut self) {
+    pub(crate) fn begin_array(&mut self) {
         self.separate();
         self.out.push(b'[');
         self.stack.push(false);
     }
 
-    pub fn end_array(&mut self) {
+    pub(crate) fn end_array(&mut self) {
         self.stack.pop();
         self.out.push(b']');
     }
 
     /// An object key that is a string from data (`Map<String,_>` key): escaped as needed.
-    pub fn key(&mut self, k: &str) {
+    pub(crate) fn key(&mut self, k: &str) {
         self.separate();
         self.quoted(k);
         self.out.push(b':');
@@ -76,7 +72,7 @@ impl<'a> JsonWriter<'a> {
     /// A bean property's name: a literal that needs no escaping, so it is copied without the scan `key` makes
     /// (most keys of a route are these, and the scan was a third of a big route's encode).
     #[inline]
-    pub fn field(&mut self, name: &'static str) {
+    pub(crate) fn field(&mut self, name: &'static str) {
         debug_assert!(!needs_escape(name), "a property name with a character to escape: {name:?}");
         self.separate();
         self.out.reserve(name.len() + 3);
@@ -87,7 +83,7 @@ impl<'a> JsonWriter<'a> {
     }
 
     /// An object key of a `Map<Long,_>`/`Map<Integer,_>`: bare in the default dialect, quoted in the standard one.
-    pub fn int_key(&mut self, k: i64) {
+    pub(crate) fn int_key(&mut self, k: i64) {
         self.separate();
         match self.dialect {
             Dialect::Default => self.out.extend_from_slice(itoa::Buffer::new().format(k).as_bytes()),
@@ -101,19 +97,19 @@ impl<'a> JsonWriter<'a> {
         self.after_key = true;
     }
 
-    pub fn string(&mut self, v: &str) {
+    pub(crate) fn string(&mut self, v: &str) {
         self.separate();
         self.quoted(v);
     }
 
     /// A Java `int`.
-    pub fn int(&mut self, v: i32) {
+    pub(crate) fn int(&mut self, v: i32) {
         self.separate();
         self.out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// A Java `long` (quoted beyond ±9007199254740991 in the standard dialect).
-    pub fn long(&mut self, v: i64) {
+    pub(crate) fn long(&mut self, v: i64) {
         self.separate();
         let mut buf = itoa::Buffer::new();
         let text = buf.format(v);
@@ -126,19 +122,19 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
-    pub fn bool(&mut self, v: bool) {
+    pub(crate) fn bool(&mut self, v: bool) {
         self.separate();
         self.out.extend_from_slice(if v { b"true" as &[u8] } else { b"false" });
     }
 
     /// A JSON `null` (only for echoing parsed values; beans omit nulls).
-    pub fn null(&mut self) {
+    pub(crate) fn null(&mut self) {
         self.separate();
         self.out.extend_from_slice(b"null");
     }
 
     /// Already-valid JSON number text, written as is.
-    pub fn raw_number(&mut self, text: &str) {
+    pub(crate) fn raw_number(&mut self, text: &str) {
         self.separate();
         self.out.extend_from_slice(text.as_bytes());
     }
@@ -150,7 +146,7 @@ impl<'a> JsonWriter<'a> {
 
 /// A quoted string with fastjson2's escaping (the same in both dialects: only control characters, `"` and `\\`;
 /// non-ASCII and `/` go out raw). Unescaped runs are copied in one go.
-pub fn write_quoted<B: BufMut>(out: &mut B, s: &str) {
+pub(crate) fn write_quoted<B: BufMut>(out: &mut B, s: &str) {
     out.put_u8(b'"');
     if !needs_escape(s) {
         out.put_slice(s.as_bytes());

@@ -11,27 +11,28 @@ use super::{RegisterBroker, RouteTables, RouteView, TopicKey};
 
 /// What an export needs, cut from the tables in O(live brokers): the (persistent, O(1)) view and a copy of the
 /// live entries. The writer takes it; building the registrations, O(topic entries), happens elsewhere.
-pub struct ExportCut {
+pub(crate) struct ExportCut {
     view: RouteView,
     live: Vec<(Arc<str>, Arc<str>, BrokerLive)>,
 }
 
 impl RouteTables {
     /// The cut to export from (cheap: see `ExportCut`).
-    pub fn export_cut(&self) -> ExportCut {
+    pub(crate) fn export_cut(&self) -> ExportCut {
         let live = self.live.iter().map(|(c, a, l)| (c.clone(), a.clone(), l.clone())).collect();
         ExportCut { view: self.view.clone(), live }
     }
 
     /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
-    pub fn export(&self) -> Vec<RegisterBroker> {
+    #[cfg(test)]
+    pub(crate) fn export(&self) -> Vec<RegisterBroker> {
         self.export_cut().export()
     }
 }
 
 impl ExportCut {
     /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
-    pub fn export(&self) -> Vec<RegisterBroker> {
+    pub(crate) fn export(&self) -> Vec<RegisterBroker> {
         let view = &self.view;
         let mut out = Vec::with_capacity(self.live.len());
         // The group an eviction would take the broker from (Java's `setupUnRegisterRequest` order).

@@ -37,11 +37,12 @@ mod tests_register;
 #[cfg(test)]
 mod tests_same;
 
-pub use census::{GroupWrites, WriteCensus};
-pub use names::{NameId, Names};
-pub use query::{filter_by_zone, RouteKin, RouteStamp};
-pub use same::MarkInfo;
-pub use topic_entry::{Queue, Shapes, TopicEntry};
+pub(crate) use census::WriteCensus;
+pub(crate) use names::{NameId, Names};
+pub(crate) use query::filter_by_zone;
+pub use query::{RouteKin, RouteStamp};
+pub(crate) use same::MarkInfo;
+pub(crate) use topic_entry::{Queue, Shapes, TopicEntry};
 
 /// Settings that change how operations behave (all from `NamesrvConfig`, may change at run time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,7 +114,7 @@ pub struct RegisterResult {
 }
 
 /// Java's remark when a registration is refused (§5.3 step 7).
-pub const REGISTER_FAILED: &str = "register broker failed";
+pub(crate) const REGISTER_FAILED: &str = "register broker failed";
 
 /// `None` from `register_broker` = refused ("register broker failed", §5.3 step 7).
 pub type RegisterOutcome = Option<RegisterResult>;
@@ -139,7 +140,7 @@ pub struct MinBrokerIdNotice {
 
 /// Why brokers left the tables, for logs and metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EvictionCause {
+pub(crate) enum EvictionCause {
     Unregistered,
     Expired,
     ConnectionClosed,
@@ -147,7 +148,7 @@ pub enum EvictionCause {
 
 impl EvictionCause {
     /// As the audit trail and the metrics say it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EvictionCause::Unregistered => "unregistered",
             EvictionCause::Expired => "expired",
@@ -167,20 +168,20 @@ pub struct Expired {
 
 /// Which unit-topic list (311 / 312 / 313).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnitTopicKind {
+pub(crate) enum UnitTopicKind {
     Unit,
     HasUnitSub,
     HasUnitSubUnUnit,
 }
 
 /// One topic's static-topic mappings: bname → info.
-pub type MappingEntry = BTreeMap<String, Arc<TopicQueueMappingInfo>>;
+pub(crate) type MappingEntry = BTreeMap<String, Arc<TopicQueueMappingInfo>>;
 
 /// A broker name's topics, sorted (`RouteView::broker_topics`).
-pub type BrokerTopics = Arc<[Arc<str>]>;
+pub(crate) type BrokerTopics = Arc<[Arc<str>]>;
 
 /// brokerAddr → filter servers, for one cluster.
-pub type FilterServers = OrdMap<Arc<str>, Arc<Vec<String>>>;
+pub(crate) type FilterServers = OrdMap<Arc<str>, Arc<Vec<String>>>;
 
 /// The writer-owned tables: the readable `RouteView` being edited in place (persistent maps, so edits copy only
 /// the touched paths) and the writer-private live table.
@@ -221,7 +222,7 @@ enum Put {
 /// Topic-level changes, sampled (`NameSample` keeps a few names and the exact count): topics that gained or lost a queue
 /// of a broker name, kept one with changed settings, or appeared in or left the table.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TopicChanges {
+pub(crate) struct TopicChanges {
     pub added: NameSample,
     pub removed: NameSample,
     pub updated: usize,
@@ -283,17 +284,17 @@ impl RouteTables {
     }
 
     /// Takes the topic changes made since the last call.
-    pub fn take_changes(&mut self) -> TopicChanges {
+    pub(crate) fn take_changes(&mut self) -> TopicChanges {
         std::mem::take(&mut self.changes)
     }
 
     /// Every live entry: (cluster, address, liveness), in no particular order.
-    pub fn live_entries(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &super::liveness::BrokerLive)> {
+    pub(crate) fn live_entries(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, &super::liveness::BrokerLive)> {
         self.live.iter()
     }
 
     /// Whether `addr` of `cluster` has a live entry.
-    pub fn is_live(&self, cluster: &str, addr: &str) -> bool {
+    pub(crate) fn is_live(&self, cluster: &str, addr: &str) -> bool {
         self.live.get(cluster, addr).is_some()
     }
 
@@ -561,7 +562,7 @@ impl RouteTables {
 
 impl RouteView {
     /// The mark of the last registration body of the broker at `addr` in `cluster`, if it can be recognised.
-    pub fn body_mark(&self, cluster: &str, addr: &str) -> Option<&MarkInfo> {
+    pub(crate) fn body_mark(&self, cluster: &str, addr: &str) -> Option<&MarkInfo> {
         self.marks.get(addr).map(|m| &**m).filter(|m| &*m.cluster == cluster)
     }
 
@@ -577,13 +578,15 @@ impl RouteView {
 
     /// The identity of a topic's entry, to check that unrelated topics were not rebuilt.
     #[doc(hidden)]
-    pub fn topic_entry_ptr(&self, topic: &str) -> Option<*const ()> {
+    #[cfg(test)]
+    pub(crate) fn topic_entry_ptr(&self, topic: &str) -> Option<*const ()> {
         self.topics.get(topic).map(|e| Arc::as_ptr(e) as *const ())
     }
 
     /// The identity of a broker group's record.
     #[doc(hidden)]
-    pub fn broker_data_ptr(&self, broker_name: &str) -> Option<*const ()> {
+    #[cfg(test)]
+    pub(crate) fn broker_data_ptr(&self, broker_name: &str) -> Option<*const ()> {
         self.brokers.get(broker_name).map(|b| Arc::as_ptr(b) as *const ())
     }
 }

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Index into `Names`.
-pub type NameId = u32;
+pub(crate) type NameId = u32;
 
 /// The read side: id → name. A view clones it in O(1); a new name copies the list once (names are few and new ones
 /// rare), so looking one up — on every search of a topic's entry — is a plain index.
 #[derive(Clone, Debug, Default)]
-pub struct Names {
+pub(crate) struct Names {
     by_id: Arc<Vec<Arc<str>>>,
     /// id → the name's place among all names in name order. Adding a name moves others' ranks but never their
     /// order, so entries sorted by name are sorted by the ranks of any later view too, and the writer's searches
@@ -23,26 +23,26 @@ pub struct Names {
 
 impl Names {
     /// The name of an id taken from an entry of the same or an earlier view.
-    pub fn name(&self, id: NameId) -> &Arc<str> {
+    pub(crate) fn name(&self, id: NameId) -> &Arc<str> {
         &self.by_id[id as usize]
     }
 
     /// The rank of an id taken from an entry of the same or an earlier view: `rank(a) < rank(b)` exactly when
     /// `name(a) < name(b)`.
-    pub fn rank(&self, id: NameId) -> u32 {
+    pub(crate) fn rank(&self, id: NameId) -> u32 {
         self.rank[id as usize]
     }
 }
 
 /// The writer side: the read side plus name → id.
 #[derive(Clone, Debug, Default)]
-pub struct Interner {
+pub(super) struct Interner {
     ids: HashMap<Arc<str>, NameId, ahash::RandomState>,
 }
 
 impl Interner {
     /// The id of `name`, adding it to `names` when new.
-    pub fn intern(&mut self, names: &mut Names, name: &Arc<str>) -> NameId {
+    pub(super) fn intern(&mut self, names: &mut Names, name: &Arc<str>) -> NameId {
         if let Some(&id) = self.ids.get(&**name) {
             return id;
         }
@@ -61,7 +61,7 @@ impl Interner {
     }
 
     /// The id of `name` if it was ever interned.
-    pub fn id(&self, name: &str) -> Option<NameId> {
+    pub(super) fn id(&self, name: &str) -> Option<NameId> {
         self.ids.get(name).copied()
     }
 }

@@ -52,13 +52,13 @@ fn own_route(topic: &str, support_acting_master: bool, mapping: Option<&Arc<Mapp
 impl RouteStamp {
     /// The address and size of the broker list this stamp may share with the others of its kin, for a cache that
     /// counts shared allocations once.
-    pub fn shared_brokers(&self) -> (usize, usize) {
+    pub(crate) fn shared_brokers(&self) -> (usize, usize) {
         (self.brokers.as_ptr() as usize, std::mem::size_of_val(&*self.brokers))
     }
 
     /// The kin of the route this stamp was taken of (with `support_acting_master` as then), unless that route was
     /// built for its topic alone or its queues differ between brokers.
-    pub fn kin(&self, topic: &str, support_acting_master: bool) -> Option<RouteKin> {
+    pub(crate) fn kin(&self, topic: &str, support_acting_master: bool) -> Option<RouteKin> {
         if own_route(topic, support_acting_master, self.mapping.as_ref()) {
             return None;
         }
@@ -204,7 +204,7 @@ impl RouteView {
     }
 
     /// 901: looked up by broker name only; `cluster`/`broker_name` echo the request.
-    pub fn broker_member_group(&self, cluster: Option<&str>, broker_name: Option<&str>) -> BrokerMemberGroup {
+    pub(crate) fn broker_member_group(&self, cluster: Option<&str>, broker_name: Option<&str>) -> BrokerMemberGroup {
         BrokerMemberGroup {
             cluster: cluster.map(str::to_owned),
             broker_name: broker_name.map(str::to_owned),
@@ -221,7 +221,7 @@ impl RouteView {
 
     /// Topics with a QueueData of any broker name of the cluster, each once (Java may repeat a topic hosted by
     /// several of the cluster's groups).
-    pub fn topics_by_cluster(&self, cluster: &str) -> TopicList {
+    pub(crate) fn topics_by_cluster(&self, cluster: &str) -> TopicList {
         let mut topics: BTreeSet<Arc<str>> = BTreeSet::new();
         if let Some(names) = self.clusters.get(cluster) {
             for name in names {
@@ -236,7 +236,7 @@ impl RouteView {
     /// 304: each cluster name followed by its broker names, and the smallest-id address of the first group, in
     /// Java's iteration order of `brokerAddrTable`, that has one (observed: with `surf-a`, `surf-b`, `surf-c`
     /// registered, Java 5.5.0 answers with `surf-b`'s address).
-    pub fn system_topics(&self) -> TopicList {
+    pub(crate) fn system_topics(&self) -> TopicList {
         let mut topic_list = Vec::new();
         for (c, names) in &self.clusters {
             topic_list.push(c.clone());
@@ -248,7 +248,7 @@ impl RouteView {
     }
 
     /// 311–313, each topic judged by its first QueueData in Java's order (`TopicEntry::java_first`).
-    pub fn unit_topics(&self, kind: UnitTopicKind) -> TopicList {
+    pub(crate) fn unit_topics(&self, kind: UnitTopicKind) -> TopicList {
         let keep = |flag: i32| {
             let unit = flag & sys_flag::UNIT != 0;
             let unit_sub = flag & sys_flag::UNIT_SUB != 0;
@@ -274,17 +274,17 @@ impl RouteView {
     }
 
     /// Every topic name, sorted (the web console's search).
-    pub fn topic_names(&self) -> impl Iterator<Item = &Arc<str>> {
+    pub(crate) fn topic_names(&self) -> impl Iterator<Item = &Arc<str>> {
         self.topics.keys().map(TopicKey::name)
     }
 
     /// How many topics have a queue of `broker_name`.
-    pub fn broker_topic_count(&self, broker_name: &str) -> usize {
+    pub(crate) fn broker_topic_count(&self, broker_name: &str) -> usize {
         self.broker_topics.get(broker_name).map_or(0, |s| s.len())
     }
 
     /// The topics with a queue of `broker_name`, sorted.
-    pub fn broker_topics(&self, broker_name: &str) -> &[Arc<str>] {
+    pub(crate) fn broker_topics(&self, broker_name: &str) -> &[Arc<str>] {
         self.broker_topics.get(broker_name).map_or(&[], |s| &s[..])
     }
 
@@ -322,7 +322,7 @@ fn rewrite_acting_masters(route: &mut TopicRouteData) {
 
 /// §5.8: keep broker groups with no master or in `zone` (case-insensitive), drop the rest with their queue data and
 /// filter servers.
-pub fn filter_by_zone(route: &mut TopicRouteData, zone: &str) {
+pub(crate) fn filter_by_zone(route: &mut TopicRouteData, zone: &str) {
     let mut dropped: BTreeMap<Arc<str>, Arc<BrokerData>> = BTreeMap::new();
     route.broker_datas.retain(|bd| {
         let keep = !bd.broker_addrs.contains_key(&MASTER_ID)

@@ -21,7 +21,7 @@ use super::{RegisterBroker, RegisterOutcome, RouteSettings, RouteTables};
 
 /// What the decoder needs to recognise the next body of a broker: published in the view.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MarkInfo {
+pub(crate) struct MarkInfo {
     pub cluster: Arc<str>,
     pub mark: BodyMark,
     /// The request version the body was decoded at (it decides how the body is read).

@@ -25,7 +25,7 @@ use super::names::{NameId, Names};
 
 /// A QueueData without its broker name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Queue {
+pub(crate) struct Queue {
     pub read_queue_nums: i32,
     pub write_queue_nums: i32,
     pub perm: i32,
@@ -36,7 +36,7 @@ impl Queue {
     /// What an empty entry's `Queues::Same` holds, so that equal entries compare equal.
     const NONE: Queue = Queue { read_queue_nums: 0, write_queue_nums: 0, perm: 0, topic_sys_flag: 0 };
 
-    pub fn of(qd: &QueueData) -> Queue {
+    pub(crate) fn of(qd: &QueueData) -> Queue {
         Queue {
             read_queue_nums: qd.read_queue_nums,
             write_queue_nums: qd.write_queue_nums,
@@ -45,7 +45,7 @@ impl Queue {
         }
     }
 
-    pub fn data(self, broker_name: Arc<str>) -> QueueData {
+    pub(crate) fn data(self, broker_name: Arc<str>) -> QueueData {
         QueueData {
             broker_name,
             read_queue_nums: self.read_queue_nums,
@@ -58,7 +58,7 @@ impl Queue {
 
 /// The names of a topic and their history. Never changed once shared; `joined` and `left` build the next one.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Shape {
+pub(super) struct Shape {
     /// (name, when it was added to the topic), sorted by name. Replacing a name's queue keeps its place, as
     /// `HashMap.put` does.
     slots: Box<[(NameId, u32)]>,
@@ -114,7 +114,7 @@ type QueuesMemo = HashMap<QueuesKey, (TopicEntry, Queues), ahash::RandomState>;
 /// both at the end of every operation (`clear`). Each holds what it started from too, so that an address cannot
 /// be freed and reused while it is a key.
 #[derive(Clone, Debug)]
-pub struct Shapes {
+pub(crate) struct Shapes {
     memo: Memo,
     queues: QueuesMemo,
     /// The shape new topics start from: one for all, so that the topics a broker creates share their next shape.
@@ -145,7 +145,7 @@ impl Shapes {
     /// More than any operation needs in practice (one per distinct shape it meets); a bound, not a tuning knob.
     const MAX: usize = 1 << 16;
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.memo.clear();
         self.queues.clear();
         self.last_find = None;
@@ -166,7 +166,7 @@ impl Shapes {
     }
 
     /// A new topic's entry: `queue` under `id`.
-    pub fn first(&mut self, id: NameId, queue: Queue) -> TopicEntry {
+    pub(crate) fn first(&mut self, id: NameId, queue: Queue) -> TopicEntry {
         let shape = self.after(&self.empty.clone(), id, true, |s| s.joined(0, id));
         TopicEntry { shape, queues: Queues::Same(queue) }
     }
@@ -252,7 +252,7 @@ impl Queues {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TopicEntry {
+pub(crate) struct TopicEntry {
     shape: Arc<Shape>,
     queues: Queues,
 }
@@ -264,7 +264,8 @@ impl Default for TopicEntry {
 }
 
 impl TopicEntry {
-    pub fn new() -> Self {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -272,17 +273,17 @@ impl TopicEntry {
         self.shape.slots.binary_search_by(|(id, _)| (**names.name(*id)).cmp(name))
     }
 
-    pub fn queue(&self, name: &str, names: &Names) -> Option<Queue> {
+    pub(crate) fn queue(&self, name: &str, names: &Names) -> Option<Queue> {
         self.find(name, names).ok().map(|i| self.queues.get(i))
     }
 
-    pub fn contains(&self, name: &str, names: &Names) -> bool {
+    pub(crate) fn contains(&self, name: &str, names: &Names) -> bool {
         self.find(name, names).is_ok()
     }
 
     /// The shape's address and the one queue every broker name has, if they all have the same: the two decide the
     /// route with the BrokerData of the names (`RouteKin`).
-    pub fn kin(&self) -> Option<(usize, Queue)> {
+    pub(crate) fn kin(&self) -> Option<(usize, Queue)> {
         match self.queues {
             Queues::Same(q) => Some((Arc::as_ptr(&self.shape) as usize, q)),
             Queues::Each(_) => None,
@@ -290,42 +291,48 @@ impl TopicEntry {
     }
 
     /// The same shape (by identity: the same names, each added when it was) and the same queues.
-    pub fn same_route_as(&self, other: &TopicEntry) -> bool {
+    pub(crate) fn same_route_as(&self, other: &TopicEntry) -> bool {
         Arc::ptr_eq(&self.shape, &other.shape) && self.queues == other.queues
     }
 
     /// The ids of the broker names, in name order.
-    pub fn ids(&self) -> impl Iterator<Item = NameId> + '_ {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = NameId> + '_ {
         self.shape.slots.iter().map(|(id, _)| *id)
     }
 
     /// Broker names, in name order.
-    pub fn names<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = &'a Arc<str>> + 'a {
+    pub(crate) fn names<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = &'a Arc<str>> + 'a {
         self.shape.slots.iter().map(|(id, _)| names.name(*id))
     }
 
     /// (name, queue), in name order.
-    pub fn queues<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = (&'a Arc<str>, Queue)> + 'a {
+    pub(crate) fn queues<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = (&'a Arc<str>, Queue)> + 'a {
         self.shape.slots.iter().enumerate().map(|(i, (id, _))| (names.name(*id), self.queues.get(i)))
     }
 
     /// The queue of the `i`th name in name order (`i < len()`).
-    pub fn queue_at(&self, i: usize) -> Queue {
+    pub(crate) fn queue_at(&self, i: usize) -> Queue {
         self.queues.get(i)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shape.slots.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.shape.slots.is_empty()
     }
 
     /// A copy with `queue` under `id` (whose name is `names.name(id)`) and whether the name is new to the topic;
     /// `None` when the topic already has that very queue under the name. One search for both; a new name's shape
     /// comes from `shapes` when another topic of the same shape was joined already.
-    pub fn put(&self, id: NameId, queue: Queue, names: &Names, shapes: &mut Shapes) -> Option<(TopicEntry, bool)> {
+    pub(crate) fn put(
+        &self,
+        id: NameId,
+        queue: Queue,
+        names: &Names,
+        shapes: &mut Shapes,
+    ) -> Option<(TopicEntry, bool)> {
         let len = self.len();
         match shapes.locate(&self.shape, id, names) {
             Ok(i) if self.queues.get(i) == queue => None,
@@ -346,7 +353,7 @@ impl TopicEntry {
     }
 
     /// A copy without `name`; `None` when the topic has no queue of it.
-    pub fn without(&self, name: &str, names: &Names, shapes: &mut Shapes) -> Option<TopicEntry> {
+    pub(crate) fn without(&self, name: &str, names: &Names, shapes: &mut Shapes) -> Option<TopicEntry> {
         let i = self.find(name, names).ok()?;
         let id = self.shape.slots[i].0;
         let shape = shapes.after(&self.shape, id, false, |s| s.left(i));
@@ -358,7 +365,7 @@ impl TopicEntry {
     }
 
     /// The queue Java's `HashMap` iteration yields first (`queueDatas.values().iterator().next()`).
-    pub fn java_first<'a>(&'a self, names: &'a Names) -> Option<(&'a Arc<str>, Queue)> {
+    pub(crate) fn java_first<'a>(&'a self, names: &'a Names) -> Option<(&'a Arc<str>, Queue)> {
         let peak = self.shape.peak as usize;
         (0..self.len())
             .min_by_key(|&i| {
