@@ -1,6 +1,7 @@
-//! Interop scenarios shared by the `tests/interop_*.rs` files: the same flow runs against the 5.x and the 4.9 line
+//! Interop scenarios shared by the modules of `tests/interop/`: the same flow runs against the 5.x and the 4.9 line
 //! of real RocketMQ software, with our `mqnamesrv` as the only name server.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -10,10 +11,18 @@ use super::observe::metric;
 use super::proc::{OurNode, RetryBudget};
 
 /// Tests that start brokers take this lock, so that a file's tests run one after another (two brokers booting at
-/// once on two cores only makes both slow).
+/// once on two cores only makes both slow). There is one lock per calling source file: tests of different files
+/// run side by side, as many at once as the test harness runs threads.
+#[track_caller]
 pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    static LOCKS: Mutex<BTreeMap<&'static str, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
+    let file = std::panic::Location::caller().file();
+    let lock: &'static Mutex<()> = *LOCKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(file)
+        .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))));
+    lock.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Prints a step with the time since `t0` (visible with `--nocapture`, and in the output of a failed test).
