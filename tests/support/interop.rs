@@ -17,11 +17,10 @@ use super::proc::{OurNode, RetryBudget};
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCKS: Mutex<BTreeMap<&'static str, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
     let file = std::panic::Location::caller().file();
-    let lock: &'static Mutex<()> = *LOCKS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(file)
-        .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))));
+    let lock = {
+        let mut locks = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        *locks.entry(file).or_insert_with(|| Box::leak(Box::new(Mutex::new(()))))
+    };
     lock.lock().unwrap_or_else(|e| e.into_inner())
 }
 
