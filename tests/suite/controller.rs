@@ -39,6 +39,7 @@ fn wait_leader(c: &mut Client) {
 
 #[test]
 fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let srv = single(store.path());
     let ctl_addr = srv.controller_addr().unwrap();
@@ -114,6 +115,7 @@ fn two_brokers_get_ids_elect_a_master_and_fail_over_when_its_connection_closes()
 
 #[test]
 fn ids_epochs_and_sync_state_sets_survive_a_restart() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let mut srv = single(store.path());
     let mut admin = ctl(&srv);
@@ -141,6 +143,7 @@ fn ids_epochs_and_sync_state_sets_survive_a_restart() {
 
 #[test]
 fn malformed_and_unknown_requests_get_javas_answers() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let srv = single(store.path());
     let mut c = ctl(&srv);
@@ -179,6 +182,7 @@ fn malformed_and_unknown_requests_get_javas_answers() {
 
 #[test]
 fn raft_messages_from_hosts_outside_the_peer_list_are_refused() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     // The only peer is 127.0.0.2; this test connects from 127.0.0.1.
     let srv = InProc::start(|c| controller_keys(c, "n0-127.0.0.2:0", "n0", store.path()));
@@ -232,6 +236,7 @@ impl Trio {
 
 #[test]
 fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
+    let _turn = crate::heavy();
     let mut trio = Trio::start();
     let leader = trio.leader();
     let follower = *trio.nodes.keys().find(|k| **k != leader).unwrap();
@@ -264,6 +269,7 @@ fn three_nodes_agree_writes_go_to_the_leader_and_a_new_leader_takes_over() {
 
 #[test]
 fn config_is_readable_and_nothing_an_operator_set_changes_over_the_network() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let srv = single(store.path());
     let mut c = ctl(&srv);
@@ -298,6 +304,7 @@ fn config_is_readable_and_nothing_an_operator_set_changes_over_the_network() {
 
 #[test]
 fn metrics_show_the_role_the_live_brokers_and_the_elections() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let srv = InProc::start(|c| {
         controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
@@ -331,6 +338,7 @@ fn metrics_show_the_role_the_live_brokers_and_the_elections() {
 /// `mqnamesrv -c file controller`: the controller alone, as Java's `mqcontroller`; no name server port.
 #[test]
 fn the_binary_runs_a_stand_alone_controller() {
+    let _turn = crate::heavy();
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
     let (ctl_port, ns_port) = (free_port(), free_port());
@@ -373,6 +381,7 @@ fn the_binary_runs_a_stand_alone_controller() {
 
 #[test]
 fn admin_allow_list_guards_the_controllers_writes_too() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     let srv = InProc::start(|c| {
         controller_keys(c, "n0-127.0.0.1:0", "n0", store.path());
@@ -400,6 +409,7 @@ fn admin_allow_list_guards_the_controllers_writes_too() {
 /// (`scanNotActiveBrokerInterval`), as Java's `DefaultBrokerHeartbeatManager` scan does.
 #[test]
 fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
+    let _turn = crate::heavy();
     let store = tempfile::tempdir().unwrap();
     // The leader's inactive-master scan would find it too, later: an hour apart here, so only the heartbeat scan
     // (every 10 ms in these tests) can.
@@ -437,6 +447,7 @@ fn a_silent_master_is_replaced_after_its_heartbeat_timeout() {
 /// the room comes back when they close.
 #[test]
 fn half_sent_big_frames_are_read_under_one_budget() {
+    let _turn = crate::heavy();
     use std::io::Write;
     use std::sync::atomic::Ordering::Relaxed;
     const BUDGET: usize = 8 * 1024 * 1024;

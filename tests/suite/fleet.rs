@@ -176,6 +176,7 @@ fn bad_peer(garbage: bool, stop: Arc<AtomicBool>) -> SocketAddr {
 
 #[test]
 fn a_hung_peer_and_a_garbage_peer_are_unreachable_and_hurt_nothing() {
+    let _turn = crate::alone();
     let stop = Arc::new(AtomicBool::new(false));
     let hung = bad_peer(false, stop.clone());
     let garbage = bad_peer(true, stop.clone());

@@ -201,6 +201,7 @@ fn mutate(target: &str, seed: &[u8], edits: &[Edit], others: &[Vec<u8>], inner: 
 /// input space), and passes its check unchanged.
 #[test]
 fn seeds_decode_and_pass_their_checks() {
+    let _turn = crate::heavy();
     use bytes::BytesMut;
     use namesrv::protocol::{body, frame, json, DEFAULT_MAX_FRAME};
     for (target, check) in TARGETS {

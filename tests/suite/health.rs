@@ -48,6 +48,7 @@ fn register(srv: &InProc, b: &Broker, topics: &[&str]) -> Client {
 
 #[test]
 fn a_group_that_loses_its_master_is_a_critical_verdict_within_a_second() {
+    let _turn = crate::alone();
     let srv = start();
     let http = srv.http_addr().unwrap();
     let master = register(&srv, &MASTER, &["OrdersTopic", "SharedTopic"]);

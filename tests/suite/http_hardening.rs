@@ -97,6 +97,7 @@ fn status_of(s: &mut TcpStream) -> Result<u16, String> {
 
 #[test]
 fn a_huge_content_length_is_refused_unread_and_the_server_lives() {
+    let _turn = crate::alone();
     let mut node = Node::start(&[]);
     for (method, length, want) in [
         ("POST", "9223372036854775808", 413),
@@ -120,6 +121,7 @@ fn a_huge_content_length_is_refused_unread_and_the_server_lives() {
 
 #[test]
 fn a_pipeliner_that_never_reads_holds_up_nobody_and_not_the_stop() {
+    let _turn = crate::alone();
     let mut node = Node::start(&[]);
     // 200 requests for the console page (~30 KB each) on one connection, and never a byte read.
     let mut greedy = connect(node.http);
@@ -136,6 +138,7 @@ fn a_pipeliner_that_never_reads_holds_up_nobody_and_not_the_stop() {
 
 #[test]
 fn a_head_that_never_ends_gets_431_and_costs_no_memory() {
+    let _turn = crate::alone();
     let mut node = Node::start(&[("httpMaxHeaderBytes", "16384")]);
     // Exactly the limit, unfinished: the server reads it all and answers 431.
     let mut s = connect(node.http);
@@ -174,6 +177,7 @@ fn a_head_that_never_ends_gets_431_and_costs_no_memory() {
 
 #[test]
 fn half_sent_requests_take_no_threads_are_capped_and_time_out() {
+    let _turn = crate::alone();
     // The head timeout is long enough that none of the 64 admitted connections times out while the 600 are still
     // being opened on a loaded machine (a freed place would admit a later one instead of refusing it). Two reactors,
     // so that the server's own threads are a known few whatever the machine's cores.
@@ -211,6 +215,7 @@ fn half_sent_requests_take_no_threads_are_capped_and_time_out() {
 
 #[test]
 fn an_event_stream_burst_gets_503_at_once_and_a_slot_frees_when_its_client_goes() {
+    let _turn = crate::alone();
     let mut node = Node::start(&[("eventFeedStreams", "4")]);
     let mut streams: Vec<(TcpStream, Result<u16, String>)> = (0..24)
         .map(|_| {
@@ -239,6 +244,7 @@ fn an_event_stream_burst_gets_503_at_once_and_a_slot_frees_when_its_client_goes(
 
 #[test]
 fn connections_over_the_limit_are_told_503_and_the_rest_are_served() {
+    let _turn = crate::alone();
     let mut node = Node::start(&[("httpMaxConnections", "8")]);
     let idle: Vec<TcpStream> = (0..8).map(|_| connect(node.http)).collect();
     let (status, _, body) = health(node.http).unwrap();

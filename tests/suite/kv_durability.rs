@@ -214,6 +214,7 @@ fn apply(model: &mut BTreeMap<Key, String>, key: &Key, value: Option<&String>) {
 
 #[test]
 fn sigkill_at_random_moments_never_loses_an_acknowledged_write() {
+    let _turn = crate::heavy();
     let started = Instant::now();
     let seed = std::env::var("KV_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
@@ -302,6 +303,7 @@ fn all_keys(model: &BTreeMap<Key, String>) -> Vec<(Key, Option<String>)> {
 
 #[test]
 fn corrupt_or_unreadable_file_stops_start_naming_the_file_and_its_bak() {
+    let _turn = crate::heavy();
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kvConfig.json");
     let bak = dir.path().join("kvConfig.json.bak");
@@ -328,6 +330,7 @@ fn corrupt_or_unreadable_file_stops_start_naming_the_file_and_its_bak() {
 
 #[test]
 fn missing_or_empty_file_starts_empty() {
+    let _turn = crate::heavy();
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kvConfig.json");
     for (run, content) in [None, Some(&b""[..]), Some(b" \n\t\n")].into_iter().enumerate() {
@@ -357,6 +360,7 @@ fn start_in_process(dir: &Path, kv_path: &Path) -> InProc {
 
 #[test]
 fn failed_write_answers_system_error_and_applies_nothing() {
+    let _turn = crate::heavy();
     let dir = tempfile::tempdir().unwrap();
     // A parent that is a regular file: no process, root included, can create the KV file below it.
     let blocker = dir.path().join("blocker");
@@ -410,6 +414,7 @@ fn failed_write_answers_system_error_and_applies_nothing() {
 
 #[test]
 fn file_is_java_format_and_bak_holds_the_previous_content() {
+    let _turn = crate::heavy();
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kvConfig.json");
     let bak = dir.path().join("kvConfig.json.bak");

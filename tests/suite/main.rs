@@ -25,3 +25,19 @@ mod reliability;
 mod security;
 mod state_model;
 mod tls;
+
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Turns between the tests of this binary that bound a wait by wall time (a verdict, an answer within a second) and
+/// those that load the machine (thousands of connections, SIGKILL loops, Raft clusters, fuzzing): the first run
+/// with none of the second beside them (`alone`); the second run side by side (`heavy`). Every other test runs when
+/// the harness has a thread for it, as before.
+static TURNS: RwLock<()> = RwLock::new(());
+
+pub fn alone() -> RwLockWriteGuard<'static, ()> {
+    TURNS.write().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn heavy() -> RwLockReadGuard<'static, ()> {
+    TURNS.read().unwrap_or_else(|e| e.into_inner())
+}

@@ -171,6 +171,7 @@ fn graceful_shutdown_answers_go_away_then_stops() {
 
 #[test]
 fn graceful_shutdown_without_go_away_is_quick_and_complete() {
+    let _turn = crate::alone();
     let mut srv = start(|_| {});
     let mut c = Client::connect(srv.local_addr());
     let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };

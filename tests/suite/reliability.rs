@@ -54,6 +54,7 @@ fn query_route(c: &mut Client) {
 /// 10k idle connections are held with bounded memory, each still answered; closing them brings the gauge back.
 #[test]
 fn ten_thousand_idle_connections() {
+    let _turn = crate::heavy();
     const CONNS: usize = 10_000;
     let (srv, http) = start(&[]);
     let _steady = steady_broker(&srv);
@@ -240,6 +241,7 @@ fn spawn_queriers(addr: SocketAddr, n: usize, stop: Arc<AtomicBool>) -> Vec<std:
 /// REQUEST_CODE_NOT_SUPPORTED on a connection that stays usable, half frames are waited for.
 #[test]
 fn garbage_connections_are_closed_while_clients_are_served() {
+    let _turn = crate::heavy();
     const CONNS: usize = 198; // 22 of each of the 9 kinds
     let (srv, http) = start(&[]);
     let _steady = steady_broker(&srv);
@@ -289,6 +291,7 @@ fn garbage_connections_are_closed_while_clients_are_served() {
 /// tests/log_capture/limits.rs), so its memory stays bounded; everyone else is served.
 #[test]
 fn slow_readers_are_paused_and_memory_stays_bounded() {
+    let _turn = crate::heavy();
     const READERS: usize = 4;
     const TOPICS: usize = 5_000;
     let (srv, http) = start(&[]);
@@ -381,6 +384,7 @@ fn slow_readers_are_paused_and_memory_stays_bounded() {
 /// the server's memory after phase 3 is no more than after phase 1 plus a small allowance (a leak grows with work).
 #[test]
 fn flapping_brokers_leave_nothing_behind() {
+    let _turn = crate::heavy();
     const THREADS: usize = 4;
     const PER_PHASE: usize = 400; // per thread
     let (srv, http) = start(&[]);
