@@ -16,8 +16,9 @@ use namesrv::state::routes::RegisterBroker;
 
 const TOPICS: usize = 100_000;
 
-/// Registers broker `name` (master of `cluster`) with `topics` over one remoting connection and waits for the reply.
-fn register(remoting: SocketAddr, cluster: &str, name: &str, addr: &str, topics: &[String], counter: i64) {
+/// Registers broker `name` (master of `cluster`) with `topics` over its connection and waits for the reply. The
+/// connection stays open: closing it would evict the broker.
+fn register(stream: &mut TcpStream, cluster: &str, name: &str, addr: &str, topics: &[String], counter: i64) {
     let configs = topics.iter().map(|t| TopicConfig::with_defaults(t.as_str())).collect();
     let dv = DataVersion { counter, state_version: 0, timestamp: 1_700_000_000_000 };
     let mut reg = RegisterBroker::new(cluster, name, 0, addr, configs, dv);
@@ -26,7 +27,6 @@ fn register(remoting: SocketAddr, cluster: &str, name: &str, addr: &str, topics:
     let cmd = namesrv::handlers::broker::encode_register_as(&reg, opaque, 513);
     let mut out = BytesMut::new();
     frame::encode(&cmd, &mut out);
-    let mut stream = TcpStream::connect(remoting).expect("connect");
     stream.write_all(&out).expect("send");
     let mut buf = BytesMut::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -68,12 +68,14 @@ fn topics_page(c: &mut Criterion) {
     let (first, second) = names.split_at(TOPICS / 2);
     // Each broker also registers its cluster's and its own name, as brokers do by default.
     let with = |topics: &[String], own: [&str; 2]| [topics, &own.map(String::from)[..]].concat();
-    register(remoting, "C2", "b2", "127.0.0.2:10911", &with(second, ["C2", "b2"]), 1);
+    let mut b2_conn = TcpStream::connect(remoting).expect("connect");
+    register(&mut b2_conn, "C2", "b2", "127.0.0.2:10911", &with(second, ["C2", "b2"]), 1);
     // b1 alternates between its topics and one more, so that every `cold` page follows a change of names.
     let base = with(first, ["C1", "b1"]);
     let mut b1 = base.clone();
     let mut counter = 1;
-    register(remoting, "C1", "b1", "127.0.0.1:10911", &b1, counter);
+    let mut b1_conn = TcpStream::connect(remoting).expect("connect");
+    register(&mut b1_conn, "C1", "b1", "127.0.0.1:10911", &b1, counter);
 
     let mut g = c.benchmark_group("topics_page_100k");
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
@@ -86,7 +88,7 @@ fn topics_page(c: &mut Criterion) {
                     b1.push("topic_extra".to_string());
                 }
                 counter += 1;
-                register(remoting, "C1", "b1", "127.0.0.1:10911", &b1, counter);
+                register(&mut b1_conn, "C1", "b1", "127.0.0.1:10911", &b1, counter);
                 // The reply comes once the registration is published: the page reads the changed names.
                 assert_eq!(server.snapshot().routes.topic_count(), TOPICS + 4 + b1.len() - base.len());
             },
@@ -107,7 +109,7 @@ fn topics_page(c: &mut Criterion) {
         g.bench_function(what, |b| b.iter(|| black_box(get(http, &path))));
     }
     g.finish();
-    drop(server);
+    drop((b1_conn, b2_conn, server));
 }
 
 criterion_group!(benches, topics_page);
