@@ -452,6 +452,7 @@ fn java_controllers() -> bool {
 }
 
 #[test]
+#[ignore = "real peer: Java 5.5.0 brokers in network namespaces (root, nftables)"]
 fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     let _serial = serial();
     let seed = env_u64("JEPSEN_SEED", 48);

@@ -397,29 +397,6 @@ mod tests {
         assert_eq!(names(&topics(&a, "q=x_")), ["x_1", "x_10"]);
     }
 
-    /// How long a page takes at 100k topics, cold (the sort) and warm (the names unchanged); run with
-    /// `cargo test --release --lib topics_at_100k -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn topics_at_100k() {
-        let many: Vec<String> = (0..100_000).map(|i| format!("topic_{i}")).collect();
-        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-        let snap = routes_of(&refs[..50_000], &refs[50_000..]);
-        for (what, q) in [
-            ("cold, first page", "limit=50"),
-            ("warm, first page", "limit=50"),
-            ("warm, last page", "offset=99950&limit=50"),
-            ("warm, q=_999", "q=_999&limit=50"),
-            ("warm, kind=normal, cluster=C2", "kind=normal&cluster=C2&limit=50"),
-            ("warm, broker=b2, q=_999", "broker=b2&q=_999&limit=50"),
-            ("warm, broker=b2", "broker=b2&limit=50"),
-        ] {
-            let t = std::time::Instant::now();
-            let v = topics(&snap, q);
-            eprintln!("{what}: {:?} ({} matched)", t.elapsed(), v["matched"]);
-        }
-    }
-
     fn config_json(snap: &Snapshot) -> String {
         config(snap).to_string()
     }

@@ -1,7 +1,7 @@
 //! The differential harness: the real Java name server (5.5.0) and ours started side by side, the same requests sent
 //! to both, every reply normalised (`super::normalize`) and compared. Differences fail the run with a readable diff,
 //! except the deliberate ones in `ALLOWED` (each documented in `docs/compatibility.md`). Used by the scripted
-//! conversation in `tests/differential.rs` and by the replay of recorded peer traffic (`super::replay`).
+//! conversation in `tests/interop/differential.rs` and by the replay of recorded peer traffic (`super::replay`).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

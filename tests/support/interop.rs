@@ -1,7 +1,8 @@
-//! Interop scenarios shared by the `tests/interop_*.rs` files: the same flow runs against the 5.x and the 4.9 line
+//! Interop scenarios shared by the modules of `tests/interop/`: the same flow runs against the 5.x and the 4.9 line
 //! of real RocketMQ software, with our `mqnamesrv` as the only name server.
 
-use std::sync::{Mutex, MutexGuard};
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::broker::{cluster_info, route, wait_for, wait_registered, Broker};
@@ -9,11 +10,54 @@ use super::mqadmin::{expected_bodies, JavaClient, MqAdmin};
 use super::observe::metric;
 use super::proc::{OurNode, RetryBudget};
 
-/// Tests that start brokers take this lock, so that a file's tests run one after another (two brokers booting at
-/// once on two cores only makes both slow).
-pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// Tests that start brokers take this (`let _serial = serial();`) and hold it to their end. It is two things:
+///
+/// * the lock of the calling source file, so that a file's tests run one after another, as they always have;
+/// * then one of the process's broker slots (`NAMESRV_PEER_SLOTS`, default 2): tests of different files run side by
+///   side, but no more of them at once than that, however many threads the test harness runs (two brokers booting
+///   at once on two cores already make both slow). A test waiting for its file's lock holds no slot, so the harness
+///   may run more threads than slots (`--test-threads`) without starving anyone.
+#[track_caller]
+pub fn serial() -> Serial {
+    static LOCKS: Mutex<BTreeMap<&'static str, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
+    let file = std::panic::Location::caller().file();
+    let lock = {
+        let mut locks = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        *locks.entry(file).or_insert_with(|| Box::leak(Box::new(Mutex::new(()))))
+    };
+    let file = lock.lock().unwrap_or_else(|e| e.into_inner());
+    Serial { _slot: Slot::take(), _file: file }
+}
+
+/// A file's lock and a broker slot (`serial`); the slot is given back first.
+pub struct Serial {
+    _slot: Slot,
+    _file: MutexGuard<'static, ()>,
+}
+
+/// Broker slots in use, and the signal that one was given back.
+static SLOTS_USED: Mutex<usize> = Mutex::new(0);
+static SLOT_FREED: Condvar = Condvar::new();
+
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let slots = std::env::var("NAMESRV_PEER_SLOTS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(2).max(1);
+        let mut used = SLOTS_USED.lock().unwrap_or_else(|e| e.into_inner());
+        while *used >= slots {
+            used = SLOT_FREED.wait(used).unwrap_or_else(|e| e.into_inner());
+        }
+        *used += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *SLOTS_USED.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        SLOT_FREED.notify_one();
+    }
 }
 
 /// Prints a step with the time since `t0` (visible with `--nocapture`, and in the output of a failed test).

@@ -150,6 +150,10 @@ impl JavaClient {
         };
         let dir = tempfile::Builder::new().prefix("interop-client-").tempdir().expect("temp dir");
         prepare_rocketmq_home(dir.path());
+        // Tests of one binary run side by side: one compiles while the others wait, then find it done (a second
+        // compile would swap the directory under a JVM already running from it).
+        static COMPILING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _compiling = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
         let stale = match (std::fs::metadata(&src), std::fs::metadata(classes.join(format!("{program}.class")))) {
             (Ok(s), Ok(c)) => s.modified().ok() > c.modified().ok(),
             _ => true,

@@ -34,7 +34,11 @@ fn install_once(dir: &Path, what: &str, install: impl FnOnce(&Path) -> Output) -
     }
     let parent = dir.parent().expect("cache parent");
     std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("mkdir {}: {e}", parent.display()));
-    let staging = parent.join(format!(".{}-{}", dir.file_name().unwrap().to_string_lossy(), std::process::id()));
+    // Unique to the process and the call: tests of one binary may install the same peer side by side.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let staging = parent.join(format!(".{name}-{}-{call}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging).expect("mkdir staging");
     let out = install(&staging);

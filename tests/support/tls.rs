@@ -1,4 +1,4 @@
-//! A blocking TLS remoting client (rustls) for `tests/tls.rs`: one request at a time over a TLS session, either
+//! A blocking TLS remoting client (rustls) for `tests/suite/tls.rs`: one request at a time over a TLS session, either
 //! trusting any certificate (what Java clients do in `tls.test.mode.enable`) or verifying against one given
 //! certificate; and a generated certificate/key pair written as PEM files.
 

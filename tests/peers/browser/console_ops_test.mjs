@@ -1,5 +1,5 @@
 // Drives the web console in Debian's chromium (headless) as an operator would, for the second test of
-// tests/interop_console.rs (fake brokers registered over the wire by the Rust test, no JVM):
+// tests/interop/console.rs (fake brokers registered over the wire by the Rust test, no JVM):
 //
 //   node console_ops_test.mjs BASE_URL FULL_FEED_BASE_URL ARTIFACT_DIR
 //

@@ -1,4 +1,4 @@
-// Drives the web console in Debian's chromium (headless) for tests/interop_console.rs.
+// Drives the web console in Debian's chromium (headless) for tests/interop/console.rs.
 //
 //   node console_test.mjs BASE_URL CLUSTER BROKER_NAME BROKER_ADDR TOPIC ARTIFACT_DIR
 //

@@ -1,5 +1,5 @@
 // gopeer: a tiny command-line peer built on the Apache RocketMQ Go client (rocketmq-client-go/v2), used by
-// tests/interop_go.rs. Every subcommand takes the name server list explicitly (-n "a;b"); nothing is looked up
+// tests/interop/go.rs. Every subcommand takes the name server list explicitly (-n "a;b"); nothing is looked up
 // over HTTP. Output lines are meant for the test to parse:
 //
 //	gopeer topics  -n NS                          -> "TOPIC <name>" per topic, then "OK"
@@ -13,7 +13,7 @@
 // primitive.Credentials{AccessKey, SecretKey}, so that it signs its requests (the client's own ACL interceptor adds
 // the AccessKey and Signature ext fields). Producers and push consumers sign what they send to the name server;
 // the admin client of v2.1.2 signs nothing it sends to the name server (it never hands its credentials to its
-// name-server client), so tests/interop_acl.rs uses produce/consume. produce -attempts N (default 21) bounds how
+// name-server client), so tests/interop/acl.rs uses produce/consume. produce -attempts N (default 21) bounds how
 // often one message is tried; -attempts 1 shows a refusal at once.
 //
 // Retries (produce). A failed send is tried again 500 ms later. A retry can hide an intermittent wrong route, so

@@ -1,4 +1,4 @@
-// A real-Java-client peer for tests/interop_acl.rs: the same producer and push consumer as InteropClient.java, but
+// A real-Java-client peer for tests/interop/acl.rs: the same producer and push consumer as InteropClient.java, but
 // every client is built with the stock AclClientRPCHook (SessionCredentials ACCESS_KEY/SECRET_KEY), so every request
 // it sends, the ones to the name server included, carries the AccessKey and Signature ext fields. Compiled at test
 // time with javac against the fetched classpath: rocketmq-client (5.x, which holds org.apache.rocketmq.acl.common)

@@ -1,4 +1,4 @@
-// A real gRPC client peer (rocketmq-client-java 5.0.x) for tests/interop_acl2.rs: it talks to a 5.x proxy only (the
+// A real gRPC client peer (rocketmq-client-java 5.0.x) for tests/interop/acl2.rs: it talks to a 5.x proxy only (the
 // proxy asks the name server for routes), signing every request with StaticSessionCredentialsProvider(AK, SK), i.e.
 // the `authorization: MQv2-HMAC-SHA1 ...` header the proxy checks against the cluster's users. Compiled at test time
 // with javac against the fetched rocketmq-client-java jar (one shaded jar). Plain TCP (no TLS) to the proxy.

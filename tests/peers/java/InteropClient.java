@@ -1,4 +1,4 @@
-// A tiny real-Java-client peer for tests/interop_java*.rs, compiled at test time with javac against the
+// A tiny real-Java-client peer for tests/interop/java5.rs and java49.rs, compiled at test time with javac against the
 // rocketmq-client classpath fetched by tests/peers/fetch.sh (the same source builds against 4.9.x and 5.x).
 // The name server list is given explicitly, so nothing is looked up over HTTP, except by route-via-domain, which
 // sets none and lets the client fetch the list from the address server named by -Drocketmq.namesrv.domain.
