@@ -2,7 +2,7 @@
 //! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor, when
 //! modules import each other in a circle (sideways imports within a floor are allowed, circles never), and when a
 //! module of `lib.rs` is missing from the table or from `lib.rs`'s own module map. Test code is exempt (a test may
-//! build a writer to get a snapshot): files named `tests.rs`, `tests_*.rs` or under a `tests/` folder, and what follows
+//! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and what follows
 //! `#[cfg(test)]` in a file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,7 +62,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn is_test_file(rel: &Path) -> bool {
     rel.components().any(|c| c.as_os_str() == "tests")
-        || rel.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s == "tests" || s.starts_with("tests_"))
+        || rel.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s == "tests")
 }
 
 /// The code of a file without comments and without what follows its first `#[cfg(test)]`.
@@ -219,4 +219,23 @@ fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments_or_tests() {
     );
     let found: Vec<String> = named_modules(&code).into_iter().collect();
     assert_eq!(found, ["clock", "config", "model", "state"]);
+}
+
+/// Unit tests have one layout: a module's tests are its `mod tests` — inline when short, `tests.rs` beside the module
+/// when long, a `tests/` folder when they need several files — so a reader finds them under one name.
+#[test]
+fn unit_tests_live_in_mod_tests() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut odd = Vec::new();
+    for path in files {
+        if path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with("tests_")) {
+            odd.push(format!("{}: a test file not named tests.rs", path.display()));
+        }
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        for line in text.lines().filter(|l| l.trim_start().trim_start_matches("pub(super) ").starts_with("mod tests_")) {
+            odd.push(format!("{}: `{}`", path.display(), line.trim()));
+        }
+    }
+    assert!(odd.is_empty(), "unit tests outside `mod tests`:\n{}", odd.join("\n"));
 }

@@ -153,7 +153,7 @@ fn is_open(path: &str, limits: &Limits) -> bool {
 
 /// A context over an empty server, for the unit tests of this module.
 #[cfg(test)]
-mod tests_support {
+mod test_context {
     use super::*;
 
     pub(super) fn context() -> HttpContext {

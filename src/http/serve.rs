@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn a_panicking_answer_is_a_500_and_is_counted() {
-        let ctx = super::super::tests_support::context();
+        let ctx = super::super::test_context::context();
         let reply = contained(&ctx, "/x", || panic!("a bug in one answer"));
         assert_eq!(reply.status, 500);
         assert_eq!(ctx.metrics.http.panics.load(Ordering::Relaxed), 1);

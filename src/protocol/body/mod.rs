@@ -201,5 +201,3 @@ pub(crate) fn decode_kv_config_file(bytes: &[u8]) -> Result<BTreeMap<String, BTr
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_scan;

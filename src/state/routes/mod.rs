@@ -29,13 +29,7 @@ mod unregister;
 #[cfg(test)]
 pub(crate) mod test_util;
 #[cfg(test)]
-mod tests_evict;
-#[cfg(test)]
-mod tests_query;
-#[cfg(test)]
-mod tests_register;
-#[cfg(test)]
-mod tests_same;
+mod tests;
 
 pub(crate) use census::WriteCensus;
 pub(crate) use names::{NameId, Names};

@@ -1,7 +1,7 @@
 //! Queries (§5.7, §5.8), perms (§5.9) and topic admin (§5.10).
 
-use super::test_util::*;
-use super::*;
+use super::super::test_util::*;
+use super::super::*;
 use crate::model::{perm, sys_flag, QueueData};
 
 fn names(l: &crate::model::TopicList) -> Vec<&str> {

@@ -6,6 +6,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::model::{BrokerData, TopicConfig, TopicQueueMappingInfo};
 
+mod scan;
+
 pub(super) const MB: usize = 1024 * 1024;
 
 fn broker_a(zone: Option<&str>) -> Arc<BrokerData> {

@@ -1,7 +1,7 @@
 //! Unregistration (§5.5), expiry and connection loss (§5.6), and their 905 notices (§5.11).
 
-use super::test_util::*;
-use super::*;
+use super::super::test_util::*;
+use super::super::*;
 use crate::model::perm;
 
 fn acting(mut r: RegisterBroker) -> RegisterBroker {

@@ -1,7 +1,7 @@
 //! REGISTER_BROKER (§5.3), keep-alive (§5.4) and publishing cost.
 
-use super::test_util::*;
-use super::*;
+use super::super::test_util::*;
+use super::super::*;
 use crate::model::{perm, QueueData, TopicQueueMappingInfo};
 
 fn addrs(v: &RouteView, name: &str) -> Vec<(i64, String)> {

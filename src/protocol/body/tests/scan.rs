@@ -3,15 +3,15 @@
 
 use proptest::prelude::*;
 
-use super::scan::Topics;
-use super::tests::{arb_body, MB};
-use super::*;
+use super::super::scan::Topics;
+use super::{arb_body, MB};
+use super::super::*;
 
 /// What the scanner leaves to the other decoders: each body is one edit away from one it reads.
 #[test]
 fn the_scanner_refuses_all_but_the_narrow_shape() {
     let base = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"timestamp":17},"topicConfigTable":{"t":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"t","topicSysFlag":0,"writeQueueNums":4}}}}"#;
-    assert!(super::scan::decode(base.as_bytes()).is_some(), "the base body is the scanner's");
+    assert!(super::super::scan::decode(base.as_bytes()).is_some(), "the base body is the scanner's");
     for (from, to) in [
         (r#""perm":6"#, r#""perm":06"#),
         (r#""perm":6"#, r#""perm":6.0"#),
@@ -33,8 +33,8 @@ fn the_scanner_refuses_all_but_the_narrow_shape() {
     ] {
         let body = base.replacen(from, to, 1);
         assert_ne!(body, base);
-        assert!(super::scan::decode(body.as_bytes()).is_none(), "{body}");
-        let lenient = super::register::decode_lenient(body.as_bytes(), 479);
+        assert!(super::super::scan::decode(body.as_bytes()).is_none(), "{body}");
+        let lenient = super::super::register::decode_lenient(body.as_bytes(), 479);
         assert_eq!(decode_register_broker_body(body.as_bytes(), false, 479, MB), lenient, "{body}");
     }
 }
@@ -51,10 +51,10 @@ fn bodies_the_scanner_leaves_keep_their_mark_through_serde() {
         (r#""topicName":"t""#, r#""topicName":"\u0074""#),
     ] {
         let body = base.replacen(from, to, 1);
-        assert!(super::scan::decode(body.as_bytes()).is_none(), "{body}");
+        assert!(super::super::scan::decode(body.as_bytes()).is_none(), "{body}");
         let (decoded, mark) = decode_register_broker_body_marked(body.as_bytes(), false, 479, MB, &|| {}).unwrap();
         assert!(mark.is_some(), "no mark for {body}");
-        assert_eq!(decoded, super::register::decode_lenient(body.as_bytes(), 479).unwrap(), "{body}");
+        assert_eq!(decoded, super::super::register::decode_lenient(body.as_bytes(), 479).unwrap(), "{body}");
         let next = body.replacen(r#""counter":3"#, r#""counter":4"#, 1);
         let dv = same_register_body(next.as_bytes(), false, mark.as_ref().unwrap(), MB, &|| {});
         assert_eq!(dv.map(|dv| dv.counter), Some(4), "the next unchanged body is not recognised: {next}");
@@ -65,20 +65,20 @@ fn bodies_the_scanner_leaves_keep_their_mark_through_serde() {
 /// decoders do — so it is the path real registrations take.
 #[test]
 fn the_scanner_reads_bodies_captured_from_java_brokers() {
-    let five = include_bytes!("../../../fuzz/corpus/register_body/seed-captured-244d21cae809");
-    let four = include_bytes!("../../../fuzz/corpus/register_body/seed-captured-c6e3d272cde2");
+    let five = include_bytes!("../../../../fuzz/corpus/register_body/seed-captured-244d21cae809");
+    let four = include_bytes!("../../../../fuzz/corpus/register_body/seed-captured-c6e3d272cde2");
     for (seed, version) in [(&five[..], 513), (&four[..], 409)] {
         // A fuzz seed's first byte picks the decoder's options; the body follows.
         let body = &seed[1..];
-        let (scanned, mark) = super::scan::decode(body).expect("a real broker's body is the scanner's");
+        let (scanned, mark) = super::super::scan::decode(body).expect("a real broker's body is the scanner's");
         assert!(mark.is_some());
         assert!(!scanned.topic_configs.is_empty());
-        assert_eq!(super::fast::decode(body), Some((scanned.clone(), mark)));
-        assert_eq!(Ok(scanned.clone()), super::register::decode_lenient(body, version));
+        assert_eq!(super::super::fast::decode(body), Some((scanned.clone(), mark)));
+        assert_eq!(Ok(scanned.clone()), super::super::register::decode_lenient(body, version));
         // Every topic is in the exact layout the quick reading takes, and reads as the general reading has it.
-        let as_written = super::scan::decode_with(body, Topics::AsWrittenOnly, &|| {}).expect("fastjson's own layout");
+        let as_written = super::super::scan::decode_with(body, Topics::AsWrittenOnly, &|| {}).expect("fastjson's own layout");
         assert_eq!(as_written, (scanned, mark));
-        assert_eq!(super::scan::decode_with(body, Topics::General, &|| {}), Some(as_written));
+        assert_eq!(super::super::scan::decode_with(body, Topics::General, &|| {}), Some(as_written));
     }
 }
 
@@ -96,16 +96,16 @@ proptest! {
         if pad {
             bytes.extend_from_slice(b" \n");
         }
-        let scanned = super::scan::decode(&bytes);
+        let scanned = super::super::scan::decode(&bytes);
         if five && !body.mapping_infos.is_empty() {
             prop_assert!(scanned.is_none(), "a static-topic mapping is not the scanner's");
         } else {
             let scanned = scanned.expect("the scanner reads what a broker writes");
             // Each topic in fastjson's layout, read the quick way as the general way reads it.
-            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::AsWrittenOnly, &|| {}), Some(scanned.clone()));
-            prop_assert_eq!(super::scan::decode_with(&bytes, Topics::General, &|| {}), Some(scanned.clone()));
-            prop_assert_eq!(Some(scanned.clone()), super::fast::decode(&bytes));
-            prop_assert_eq!(Ok(scanned.0), super::register::decode_lenient(&bytes, version));
+            prop_assert_eq!(super::super::scan::decode_with(&bytes, Topics::AsWrittenOnly, &|| {}), Some(scanned.clone()));
+            prop_assert_eq!(super::super::scan::decode_with(&bytes, Topics::General, &|| {}), Some(scanned.clone()));
+            prop_assert_eq!(Some(scanned.clone()), super::super::fast::decode(&bytes));
+            prop_assert_eq!(Ok(scanned.0), super::super::register::decode_lenient(&bytes, version));
         }
     }
 }
@@ -133,13 +133,13 @@ proptest! {
                 bytes.remove(i);
             }
         }
-        if let Some(scanned) = super::scan::decode(&bytes) {
+        if let Some(scanned) = super::super::scan::decode(&bytes) {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             // serde reads `-0` as a float and refuses it where an integer is due; the others read 0.
-            if let Some(fast) = super::fast::decode(&bytes) {
+            if let Some(fast) = super::super::fast::decode(&bytes) {
                 prop_assert_eq!(&scanned, &fast, "{}", text);
             }
-            prop_assert_eq!(Ok(scanned.0), super::register::decode_lenient(&bytes, version), "{}", text);
+            prop_assert_eq!(Ok(scanned.0), super::super::register::decode_lenient(&bytes, version), "{}", text);
         }
     }
 }

@@ -2,8 +2,8 @@
 
 use proptest::prelude::*;
 
-use super::test_util::*;
-use super::*;
+use super::super::test_util::*;
+use super::super::*;
 use crate::model::{BodyMark, QueueData, RegisterBrokerBody};
 
 /// Stands in for the decoder's mark of body number `i` (the tables treat marks as opaque).
