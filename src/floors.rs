@@ -233,7 +233,8 @@ fn unit_tests_live_in_mod_tests() {
             odd.push(format!("{}: a test file not named tests.rs", path.display()));
         }
         let text = std::fs::read_to_string(&path).expect("a source file");
-        for line in text.lines().filter(|l| l.trim_start().trim_start_matches("pub(super) ").starts_with("mod tests_")) {
+        for line in text.lines().filter(|l| l.trim_start().trim_start_matches("pub(super) ").starts_with("mod tests_"))
+        {
             odd.push(format!("{}: `{}`", path.display(), line.trim()));
         }
     }

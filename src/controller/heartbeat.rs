@@ -1,7 +1,8 @@
 //! The broker live table of one controller node (Java `DefaultBrokerHeartbeatManager`). Brokers heartbeat every
-//! controller, so each node keeps its own table and nothing here is replicated. Time is passed in; the node calls
-//! `scan` every `scanNotActiveBrokerInterval` and `on_connection_closed` when a broker's connection drops, and asks
-//! the leader's `ReplicasInfo::lost_master` whether each broker it reports was a master.
+//! controller they can reach (Java `ReplicasManager.sendHeartbeatToController`), so each node keeps its own table
+//! and nothing here is replicated. Time is passed in; the node calls `scan` every `scanNotActiveBrokerInterval` and
+//! `on_connection_closed` when a broker's connection drops, and asks the leader's `ReplicasInfo::lost_master`
+//! whether each broker it reports was a master.
 
 use std::collections::BTreeMap;
 
@@ -160,13 +161,44 @@ impl HeartbeatTable {
 
     /// The table as `Liveness` at `now_ms`, for the leader's validation and elections.
     pub(crate) fn at(&self, now_ms: i64) -> LiveAt<'_> {
-        LiveAt { table: self, now_ms }
+        LiveAt { table: self, now_ms, leading_since_ms: None }
+    }
+
+    /// The table as the inactive-master scan of a node that has led since `leading_since_ms` reads it: a broker
+    /// with no entry is gone only once it has had a whole heartbeat timeout since then to reach this node.
+    ///
+    /// Why: the table is this node's own and starts empty (a restart), or holds only the brokers that reached this
+    /// node, so a leader of a few seconds has not necessarily heard from a master that is alive and heartbeating —
+    /// brokers look for a controller they can reach every 3 s and heartbeat every second — and Java's rule (no
+    /// entry, not alive) deposes it at the first scan. Unchanged: an entry that expired is gone at once (the broker
+    /// had its full timeout), a closed connection elects at once (`on_connection_closed`), and `is_alive` — what
+    /// elections and validation read — still says no for a broker without an entry. The cost: an entry `scan`
+    /// removed is absent like one never made, so a master that died while no node led waits out the grace too.
+    /// The leader start is the later of "this node started" and "it became leader", so it covers both.
+    pub(crate) fn at_leading_since(&self, now_ms: i64, leading_since_ms: i64) -> LiveAt<'_> {
+        LiveAt { table: self, now_ms, leading_since_ms: Some(leading_since_ms) }
     }
 
     fn find(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> Option<&BrokerLiveInfo> {
         let key =
             BrokerIdentity { cluster_name: cluster_name.to_owned(), broker_name: broker_name.to_owned(), broker_id };
         self.live.get(&key)
+    }
+
+    /// The timeout a broker of the group without an entry is given: the longest its group's entries declare
+    /// (its own `controllerHeartBeatTimeoutMills` is unknown until it heartbeats, and a group's brokers are
+    /// normally configured alike), else Java's default.
+    fn group_timeout_ms(&self, cluster_name: &str, broker_name: &str) -> i64 {
+        let key = |broker_id| BrokerIdentity {
+            cluster_name: cluster_name.to_owned(),
+            broker_name: broker_name.to_owned(),
+            broker_id,
+        };
+        self.live
+            .range(key(BrokerId::MIN)..=key(BrokerId::MAX))
+            .map(|(_, info)| info.heartbeat_timeout_ms)
+            .max()
+            .unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS)
     }
 }
 
@@ -175,6 +207,8 @@ impl HeartbeatTable {
 pub(crate) struct LiveAt<'a> {
     table: &'a HeartbeatTable,
     now_ms: i64,
+    /// Set for the inactive-master scan (`HeartbeatTable::at_leading_since`).
+    leading_since_ms: Option<i64>,
 }
 
 impl Liveness for LiveAt<'_> {
@@ -185,5 +219,16 @@ impl Liveness for LiveAt<'_> {
     fn live_facts(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> Option<LiveFacts> {
         let info = self.table.find(cluster_name, broker_name, broker_id)?;
         Some(LiveFacts { epoch: info.epoch, max_offset: info.max_offset, election_priority: info.election_priority })
+    }
+
+    fn is_gone(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> bool {
+        match (self.table.find(cluster_name, broker_name, broker_id), self.leading_since_ms) {
+            (Some(info), _) => !info.is_alive(self.now_ms),
+            (None, None) => true,
+            // As `is_alive`'s bound: still spared at exactly `since + timeout`.
+            (None, Some(since)) => {
+                self.now_ms > since.saturating_add(self.table.group_timeout_ms(cluster_name, broker_name))
+            }
+        }
     }
 }

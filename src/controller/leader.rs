@@ -316,8 +316,10 @@ impl ReplicasInfo {
         self.group(broker_name).is_some_and(|(_, sync)| sync.master_broker_id == Some(broker_id))
     }
 
-    /// The groups whose master is not alive while another replica is (Java `scanNeedReelectBrokerSets`): the leader
-    /// re-runs their election every `scanInactiveMasterInterval`, so a lost trigger is not lost for good.
+    /// The groups whose master is gone while another replica is alive (Java `scanNeedReelectBrokerSets`): the
+    /// leader re-runs their election every `scanInactiveMasterInterval`, so a lost trigger is not lost for good.
+    /// "Gone" is `Liveness::is_gone`, so a new leader's live table can spare a master it has not heard from yet
+    /// (`HeartbeatTable::at_leading_since`); Java takes every master that is not alive.
     pub(crate) fn scan_need_reelect(&self, live: &impl Liveness) -> Vec<String> {
         self.sync_states()
             .filter(|sync| {
@@ -326,7 +328,7 @@ impl ReplicasInfo {
                 // Java would throw on a group whose replicas were cleaned; such a group has nobody to elect.
                 let ids =
                     self.replicas(name).map(|r| r.replicas.keys().copied().collect::<Vec<_>>()).unwrap_or_default();
-                !live.is_alive(cluster, name, master) && ids.iter().any(|id| live.is_alive(cluster, name, *id))
+                live.is_gone(cluster, name, master) && ids.iter().any(|id| live.is_alive(cluster, name, *id))
             })
             .map(|sync| sync.broker_name.clone())
             .collect()

@@ -20,6 +20,13 @@ pub(crate) trait Liveness {
 
     /// Its last reported election facts, if this node knows them.
     fn live_facts(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> Option<LiveFacts>;
+
+    /// Whether the inactive-master scan may take (cluster, group, id) for dead: by default whenever it is not
+    /// alive, as in Java. Elections and validation never ask this, only `is_alive`: a broker this node has not
+    /// heard from must not be elected or put into a SyncStateSet, however new the leader.
+    fn is_gone(&self, cluster_name: &str, broker_name: &str, broker_id: BrokerId) -> bool {
+        !self.is_alive(cluster_name, broker_name, broker_id)
+    }
 }
 
 /// A bare predicate knows who is alive but nothing to rank by (Java `new DefaultElectPolicy(predicate, null)`), as

@@ -190,8 +190,10 @@ async fn run(listener: StdListener, node: Arc<Node>, ctx: Arc<server::Listener>,
     }
 }
 
-/// `scanNotActiveBrokerInterval`, `scanInactiveMasterInterval`, and the gauges of `/metrics` every second.
+/// `scanNotActiveBrokerInterval`, `scanInactiveMasterInterval`, the gauges of `/metrics` every second, and the
+/// leader-change hook on every change of Raft's metrics (so the time leadership began is not late by a scan).
 async fn timers(node: Arc<Node>) {
+    let mut raft = node.raft.metrics();
     let (not_active, inactive_master) = node.scan_intervals();
     let mut not_active = tokio::time::interval(Duration::from_millis(not_active));
     let mut inactive_master = tokio::time::interval(Duration::from_millis(inactive_master));
@@ -201,6 +203,10 @@ async fn timers(node: Arc<Node>) {
             _ = not_active.tick() => node.scan_not_active().await,
             _ = inactive_master.tick() => node.scan_inactive_masters().await,
             _ = gauges.tick() => node.refresh_metrics(),
+            // Err once Raft has shut down: the branch is off, the scans go on until the node stops.
+            Ok(()) = raft.changed() => {
+                node.note_leadership();
+            }
         }
     }
 }

@@ -50,6 +50,9 @@ pub(crate) struct Node {
     settings: Arc<Settings>,
     view: Arc<ArcSwap<ReplicasInfo>>,
     heartbeats: Mutex<HeartbeatTable>,
+    /// (term, ms) of this node's current leadership, `None` while it does not lead: the inactive-master scan spares
+    /// masters it has not heard from for a heartbeat timeout from then (`HeartbeatTable::at_leading_since`).
+    leading_since: Mutex<Option<(u64, i64)>>,
     validate: tokio::sync::Mutex<()>,
     clock: Arc<dyn Clock>,
     metrics: Arc<ControllerMetrics>,
@@ -75,6 +78,7 @@ impl Node {
             settings,
             view,
             heartbeats: Mutex::new(HeartbeatTable::new()),
+            leading_since: Mutex::new(None),
             validate: tokio::sync::Mutex::new(()),
             clock,
             metrics,
@@ -117,6 +121,32 @@ impl Node {
 
     pub(crate) fn is_leader(&self) -> bool {
         self.leader() == Some(self.id)
+    }
+
+    /// The leader-change hook (every change of openraft's metrics, and each inactive-master scan so that a scan
+    /// never runs ahead of it): notes when this node began to lead in its current term, and returns that time
+    /// while it leads. A new term restarts it even on the same node: a leader mostly loses the lead by being cut
+    /// off, and brokers cut off from it are missing from its table.
+    pub(crate) fn note_leadership(&self) -> Option<i64> {
+        let (term, leader) = {
+            let raft = self.raft.metrics();
+            let raft = raft.borrow();
+            (raft.current_term, raft.current_leader)
+        };
+        let mut since = self.leading_since.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if leader != Some(self.id) {
+            *since = None;
+            return None;
+        }
+        match *since {
+            Some((t, ms)) if t == term => Some(ms),
+            _ => {
+                let now = self.clock.now_ms();
+                *since = Some((term, now));
+                info!(target: "controller", term, "leading: unheard masters spared for one heartbeat timeout");
+                Some(now)
+            }
+        }
     }
 
     /// Answers one broker or admin request; `None` for one-way requests.
@@ -261,14 +291,14 @@ impl Node {
     }
 
     /// `scanInactiveMasterInterval`, leader only: re-run the election of every group whose master is dead while a
-    /// replica lives, so a trigger that failed is not lost for good.
+    /// replica lives, so a trigger that failed is not lost for good. A master this node has no entry for counts as
+    /// dead only once it has had a heartbeat timeout of this node's leadership to reach it (a deliberate difference
+    /// from Java, docs/compatibility.md).
     pub(crate) async fn scan_inactive_masters(&self) {
-        if !self.is_leader() {
-            return;
-        }
+        let Some(since) = self.note_leadership() else { return };
         let groups = {
             let table = self.heartbeats();
-            self.view.load().scan_need_reelect(&table.at(self.clock.now_ms()))
+            self.view.load().scan_need_reelect(&table.at_leading_since(self.clock.now_ms(), since))
         };
         for name in groups {
             self.trigger_election(&name).await;

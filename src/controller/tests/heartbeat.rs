@@ -117,3 +117,78 @@ fn losing_the_master_starts_an_election_that_picks_the_best_replica() {
     let r = state.elect_master(&any, &t.at(0), false);
     assert_eq!((r.code(), r.response.master_broker_id, r.response.master_epoch), (0, Some(2), Some(2)));
 }
+
+/// broker1 with ids 1 and 2, master 1, SyncStateSet {1, 2}: the group a new leader inherits from the log.
+fn group_with_master_1() -> ReplicasInfo {
+    let mut state = ReplicasInfo::new();
+    for id in 1..=2 {
+        let r = state.apply_broker_id(&ApplyBrokerId {
+            cluster_name: "cluster1".into(),
+            broker_name: "broker1".into(),
+            applied_broker_id: id,
+            register_check_code: format!("a{id};0"),
+        });
+        apply(&mut state, &r);
+    }
+    let first = ElectMaster {
+        cluster_name: "cluster1".into(),
+        broker_name: "broker1".into(),
+        broker_id: 1,
+        designate_elect: false,
+    };
+    let r = state.elect_master(&first, &super::all_alive, false);
+    apply(&mut state, &r);
+    let alter = AlterSyncStateSet {
+        broker_name: "broker1".into(),
+        master_broker_id: 1,
+        master_epoch: 1,
+        new_sync_state_set: SyncStateSet { sync_state_set: [1, 2].into(), sync_state_set_epoch: 1 },
+    };
+    let r = state.alter_sync_state_set(&alter, &super::all_alive);
+    apply(&mut state, &r);
+    assert_eq!(state.get_replica_info("broker1").response.master_broker_id, Some(1));
+    state
+}
+
+/// When this node became leader in the tests below.
+const LEADING_SINCE: i64 = 100_000;
+
+#[test]
+fn a_new_leader_does_not_depose_a_master_it_has_not_heard_from_yet() {
+    // The Jepsen `split` of seed 48: a node restarted, led 0.2 s later, heard the slave but not yet the master, and
+    // its first scan elected the slave although the master was alive.
+    let state = group_with_master_1();
+    let mut t = HeartbeatTable::new();
+    t.on_heartbeat(&hb(2, None, 1, 10), None, LEADING_SINCE + 100);
+    let now = LEADING_SINCE + 4_900;
+    assert_eq!(state.scan_need_reelect(&t.at_leading_since(now, LEADING_SINCE)), Vec::<String>::new());
+    // Java's rule, still what elections read: no entry, not alive, and the scan would elect.
+    assert!(!t.at_leading_since(now, LEADING_SINCE).is_alive("cluster1", "broker1", 1));
+    assert_eq!(state.scan_need_reelect(&t.at(now)), vec!["broker1".to_owned()]);
+}
+
+#[test]
+fn a_master_still_unheard_after_the_groups_heartbeat_timeout_is_replaced() {
+    // The slave declares 30 s, so the master is given 30 s (not the default 10 s) from the leader's start, up to
+    // and including the bound, as `is_alive` is.
+    let state = group_with_master_1();
+    let mut t = HeartbeatTable::new();
+    for now in (LEADING_SINCE..=LEADING_SINCE + 30_000).step_by(1_000) {
+        t.on_heartbeat(&hb(2, Some(30_000), 1, 10), None, now);
+        let spared = state.scan_need_reelect(&t.at_leading_since(now, LEADING_SINCE));
+        assert_eq!(spared, Vec::<String>::new(), "{} ms into the leadership", now - LEADING_SINCE);
+    }
+    let now = LEADING_SINCE + 30_001;
+    assert_eq!(state.scan_need_reelect(&t.at_leading_since(now, LEADING_SINCE)), vec!["broker1".to_owned()]);
+}
+
+#[test]
+fn a_master_whose_entry_expired_is_replaced_at_once_even_by_a_new_leader() {
+    // The master heartbeated this node, then went silent past its 3 s: it had its full timeout, no grace.
+    let state = group_with_master_1();
+    let mut t = HeartbeatTable::new();
+    t.on_heartbeat(&hb(1, Some(3_000), 1, 10), None, LEADING_SINCE - 2_000);
+    t.on_heartbeat(&hb(2, None, 1, 10), None, LEADING_SINCE + 900);
+    let now = LEADING_SINCE + 1_001;
+    assert_eq!(state.scan_need_reelect(&t.at_leading_since(now, LEADING_SINCE)), vec!["broker1".to_owned()]);
+}

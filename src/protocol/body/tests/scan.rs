@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 
 use super::super::scan::Topics;
-use super::{arb_body, MB};
 use super::super::*;
+use super::{arb_body, MB};
 
 /// What the scanner leaves to the other decoders: each body is one edit away from one it reads.
 #[test]
@@ -76,7 +76,8 @@ fn the_scanner_reads_bodies_captured_from_java_brokers() {
         assert_eq!(super::super::fast::decode(body), Some((scanned.clone(), mark)));
         assert_eq!(Ok(scanned.clone()), super::super::register::decode_lenient(body, version));
         // Every topic is in the exact layout the quick reading takes, and reads as the general reading has it.
-        let as_written = super::super::scan::decode_with(body, Topics::AsWrittenOnly, &|| {}).expect("fastjson's own layout");
+        let as_written =
+            super::super::scan::decode_with(body, Topics::AsWrittenOnly, &|| {}).expect("fastjson's own layout");
         assert_eq!(as_written, (scanned, mark));
         assert_eq!(super::super::scan::decode_with(body, Topics::General, &|| {}), Some(as_written));
     }
