@@ -47,7 +47,8 @@
 //!   `auth_sync` and `fleet`.
 //!
 //! The public surface (decision 0031): everything is `pub(crate)` unless the binary, the benches, the perf harness
-//! (`perf/`) or the fuzz targets (`fuzz/`) use it, and `unreachable_pub` keeps it so. Public modules, and for whom:
+//! (`perf/`) or the fuzz targets (`fuzz/`) use it, so what is `pub` is the API and the rest is internal, and
+//! `unreachable_pub` keeps it so. Public modules, and for whom:
 //! - `acl`: the account file, signatures and address patterns (benches, perf, fuzz).
 //! - `cli`: `mqnamesrv admin`'s arguments and runner (the binary).
 //! - `clock`: the system clock the controller node is started with (the binary).

@@ -28,8 +28,9 @@ use crate::warm;
 use crate::write_command::WriterQueue;
 use crate::writer::{ReactorLink, Writer, WriterInputs};
 
-/// How many applied bodies can wait for the decoder to drop them (decision 0026): a few registrations' worth, so the
-/// topic lists waiting there stay a small part of `writerQueueBytes`.
+/// How many applied bodies can wait for the decoder to drop them, on the thread that allocated their names
+/// (decision 0026): a few registrations' worth, so the topic lists waiting there stay a small part of
+/// `writerQueueBytes`.
 const SPENT_BODIES: usize = 8;
 
 /// Why the server could not start.

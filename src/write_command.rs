@@ -159,7 +159,8 @@ pub(crate) struct WriteCommand {
     /// The request body's length: what this command counts against `writerQueueBytes`.
     pub bytes: usize,
     /// The snapshot the decoder thread read while decoding this command; `None` from a reactor. The writer lets go
-    /// of it once the command is applied, and gives a decoded body's topics back to the decoder (decision 0026).
+    /// of it once the command is applied, and gives a decoded body's topics back to the decoder, so each is freed on
+    /// the thread that allocated it (decision 0026).
     pub decoded_with: Option<Arc<Snapshot>>,
 }
 

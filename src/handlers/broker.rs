@@ -265,7 +265,8 @@ mod tests {
     }
 
     /// The decoder thread's `give_way` is called while a registration is decoded, and once more before its topics
-    /// are sorted (decision 0025).
+    /// are sorted, so a query that arrives meanwhile need not wait for the rest of the decoder's slice
+    /// (decision 0025).
     #[test]
     fn a_long_registration_gives_way_while_decoded_and_before_its_sort() {
         let test = TestCtx::new(Default::default());

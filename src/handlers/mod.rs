@@ -40,8 +40,9 @@ pub(crate) struct Ctx<'a> {
     pub acl: Option<&'a crate::acl::Acl>,
     /// Where refusals are counted by reason (`namesrv_acl_refusals_total`).
     pub acl_metrics: Option<&'a crate::metrics::AclMetrics>,
-    /// Called between pieces of a long registration decode: the decoder thread gives way to the reactors there
-    /// (decision 0025); a reactor, which only decodes small bodies itself, does nothing.
+    /// Called between pieces of a long registration decode: the decoder thread gives way to the reactors there, so a
+    /// query that arrives meanwhile need not wait for the rest of its slice (decision 0025); a reactor, which only
+    /// decodes small bodies itself, does nothing.
     pub give_way: fn(),
 }
 
@@ -279,9 +280,10 @@ mod tests {
         assert!(!matches!(dispatch_from("203.0.113.1", "", &put), Action::Refused(..)), "empty list is off");
     }
 
-    /// The handler hands the writer a body's topics in name order (decision 0022); of a name sent more than once,
-    /// the copies keep the order they came in, so the writer still files the last one last. 60 topics: a sort that
-    /// is not stable reorders equal names at this size.
+    /// The handler hands the writer a body's topics in name order, so the writer's descents of the topic map walk
+    /// neighbouring leaves (decision 0022); of a name sent more than once, the copies keep the order they came in, so
+    /// the writer still files the last one last. 60 topics: a sort that is not stable reorders equal names at this
+    /// size.
     #[test]
     fn a_registration_reaches_the_writer_with_its_topics_in_name_order() {
         use crate::model::{DataVersion, TopicConfig};

@@ -3,8 +3,9 @@
 //! A descent of the topic map compares the wanted name with ~6 keys per node. With the key a bare `Arc<str>`, each
 //! compare follows a pointer to a string stored elsewhere and calls `memcmp`: half the writer's time in a cold load
 //! (decision 0020). Ordered by the inline head first, most compares are two integer compares on the node's own
-//! cache lines; only names that share their first 16 bytes compare the strings. The order is still the names' own
-//! (decision 0018), so lookups by `&str` work too, and the read path keeps using them.
+//! cache lines; only names that share their first 16 bytes compare the strings. The order is still the names' own,
+//! so lookups by `&str` work too, and the read path keeps using them: a hash order would scatter a broker's topics
+//! over every leaf, and each registration would copy nearly all of them (decision 0018).
 //!
 //! A decoded `TopicConfig` carries its topic's key, built on the decoder thread while the name is in its cache: the
 //! writer then finds a known topic without reading the name or touching its count (decision 0022).

@@ -39,7 +39,8 @@ pub(crate) struct Conn {
     pub parked: Option<Parked>,
     /// A frame of more than `BIG_FRAME` bytes was decoded from `input` (`release_input`).
     pub big_frame: bool,
-    /// Room on the decoder's queue for the big frame being read (decision 0027).
+    /// Room on the decoder's queue for the big frame being read, taken before it is read so that the bodies held in
+    /// memory at once stay bounded (decision 0027).
     pub admission: Admission,
     /// In `Reactor::held`: stopped in the middle of a big frame until `admission` can be taken.
     pub held: bool,

@@ -1,6 +1,8 @@
 //! Large registrations off the reactor: handing them to the decoder thread (`defer`), holding one the decoder has no
-//! room for on its connection until it fits (`park`, `retry_parked`; decision 0016), and reading a big frame only
-//! once it has room (`retry_held`; decision 0027).
+//! room for on its connection until it fits (`park`, `retry_parked`), and reading a big frame only once it has room
+//! (`retry_held`). Held, not refused: a broker answered SYSTEM_BUSY is missing from the routes until its next round,
+//! while Java's name server queues every request (decision 0016). Read only with room: otherwise every body in
+//! flight sits in memory at once, and TCP can hold the sender back instead (decision 0027).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

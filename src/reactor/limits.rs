@@ -1,9 +1,10 @@
-//! The reactor's side of the resource limits (decision 0006): `maxConnections` at accept, requests refused by a
-//! handler for a limit, `maxPendingWriteBytes` (pause, then close after `slowReaderCloseSeconds`) and the idle
-//! timeout. Each refusal is counted in `namesrv_limit_hits_total`; a refused request is logged (and audited, for a
-//! write) in full the first time a peer is refused for that limit in an interval, and summed up after
-//! (`refusals.rs`); a pause once per connection; connections refused at accept at most once per
-//! `REFUSAL_LOG_INTERVAL_MS`.
+//! The reactor's side of the resource limits, which are there for hostile or broken peers: each default is Java's
+//! behaviour or far beyond what a real peer reaches, so a real broker or client is never refused (decision 0006). Here:
+//! `maxConnections` at accept, requests refused by a handler for a limit, `maxPendingWriteBytes` (pause, then close
+//! after `slowReaderCloseSeconds`) and the idle timeout. Each refusal is counted in `namesrv_limit_hits_total`; a
+//! refused request is logged (and audited, for a write) in full the first time a peer is refused for that limit in an
+//! interval, and summed up after (`refusals.rs`); a pause once per connection; connections refused at accept at most
+//! once per `REFUSAL_LOG_INTERVAL_MS`.
 
 use tracing::warn;
 
@@ -112,7 +113,8 @@ impl Reactor {
     /// Once a second: writes the summaries of the refusals of intervals that ended, and in one pass over the
     /// connections closes idle connections (`serverChannelMaxIdleTimeSeconds`)
     /// and peers that stayed over `maxPendingWriteBytes` for `slowReaderCloseSeconds`, and gives back the room of
-    /// big frames that took longer than `ADMISSION_LIMIT_MS` to arrive (decision 0027).
+    /// big frames that took longer than `ADMISSION_LIMIT_MS` to arrive, so a peer that announces a big frame and
+    /// sends it slowly cannot keep others waiting for room (decision 0027).
     pub(super) fn close_idle(&mut self) {
         let now = self.now_ms;
         if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {

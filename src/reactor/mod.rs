@@ -1,7 +1,7 @@
-//! A reactor: one mio `Poll` on one (pinned) thread. It polls the listening socket all reactors share, accepts and
-//! deals new connections round-robin (decision 0001), reads and decodes frames, answers reads from one snapshot load
-//! per request, forwards writes to the writer, and turns the writer's outcomes into replies (woken once per writer
-//! batch).
+//! A reactor: one mio `Poll` on one (pinned) thread. It polls the listening socket all reactors share (one socket, so
+//! a second server on the port fails with "address in use" as Java's does; decision 0001), accepts and deals new
+//! connections round-robin, reads and decodes frames, answers reads from one snapshot load per request, forwards
+//! writes to the writer, and turns the writer's outcomes into replies (woken once per writer batch).
 //!
 //! Owns: sockets and their buffers. Must never: mutate routing state, block (the writer channel is `try_send`;
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).

@@ -21,7 +21,8 @@ pub(crate) struct Shared {
     pub clock: Arc<dyn Clock>,
     /// Large registrations go to the decoder thread (`decoder.rs`): bodies of at least `settings.defer_bytes`.
     pub decoder: Sender<crate::decoder::Job>,
-    /// `decoderQueueBytes`: body bytes waiting for the decoder thread, and big frames being read for it (decision 0027).
+    /// `decoderQueueBytes`: body bytes waiting for the decoder thread, and big frames being read for it, so that
+    /// reactors do not read every body into memory before the decoder gets to any (decision 0027).
     pub decoder_bytes: Arc<crate::limit::ByteBudget>,
     /// Open inbound connections over all reactors (counted at accept, so reactors cannot overshoot together).
     pub open_connections: Arc<AtomicUsize>,

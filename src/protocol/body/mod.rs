@@ -63,9 +63,9 @@ pub fn decode_register_broker_body(
 /// (`same_register_body`): JSON bodies of the usual shape with a DataVersion, and zlib bodies.
 ///
 /// `give_way` is called between pieces of the work, about every 30 µs of it: every `GIVE_WAY_TOPICS` topics read by
-/// the scanner or from a zlib body, every 16 KiB inflated. The decoder thread gives way to the reactors there
-/// (decision 0025); the decoding itself never waits. The rarer shapes that the serde and lenient decoders take are
-/// read in one piece.
+/// the scanner or from a zlib body, every 16 KiB inflated. The decoder thread gives way to the reactors there, so a
+/// query that arrives meanwhile need not wait for the rest of its slice (decision 0025); the decoding itself never
+/// waits. The rarer shapes that the serde and lenient decoders take are read in one piece.
 pub fn decode_register_broker_body_marked(
     body: &[u8],
     compressed: bool,

@@ -1,8 +1,8 @@
-//! A one-pass scanner for strict JSON of a narrow shape, shared by the fast paths of the two hottest parses: the
-//! usual request header (`frame::json_fast`, decision 0009) and the usual registration body (`body::scan`, decision
-//! 0019). It reads integers without fraction or exponent and strings without escapes or control characters;
-//! whatever a caller does not expect makes it return `None`, and that caller's input goes to the lenient reader
-//! (`read`), so no answer ever depends on which path read it.
+//! A one-pass scanner for strict JSON of a narrow shape, quicker than serde or the lenient reader's `Value` tree,
+//! shared by the fast paths of the two hottest parses: the usual request header (`frame::json_fast`, decision 0009) and
+//! the usual registration body (`body::scan`, decision 0019). It reads integers without fraction or exponent and
+//! strings without escapes or control characters; whatever a caller does not expect makes it return `None`, and that
+//! caller's input goes to the lenient reader (`read`), so no answer ever depends on which path read it.
 
 /// Over UTF-8 text: strings are cut at ASCII quotes, so every slice it hands out is UTF-8 without another check.
 pub(crate) struct Scanner<'a> {

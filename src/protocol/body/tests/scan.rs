@@ -1,5 +1,6 @@
-//! The one-pass scanner for registration bodies (`scan`, decision 0019) against the serde fast path and the lenient
-//! decoder: what it takes, what it leaves to them, and bodies from real brokers.
+//! The one-pass scanner for registration bodies (`scan`, the quickest path; decision 0019) against the serde fast
+//! path and the lenient decoder, whose body and mark it must give wherever it answers: what it takes, what it leaves
+//! to them, and bodies from real brokers.
 
 use proptest::prelude::*;
 
