@@ -54,13 +54,7 @@ fn a_failed_config_save_takes_the_batchs_kv_write_back_off_disk() {
     let mut batch = vec![command(RequestCode::PUT_KV_CONFIG, put), command(RequestCode::UPDATE_NAMESRV_CONFIG, update)];
     writer.apply_batch(&mut batch, &mut Vec::new(), false);
 
-    let outcomes: Vec<Outcome> = inbox
-        .try_iter()
-        .filter_map(|c| match c {
-            Completion::Done { outcome, .. } => Some(outcome),
-            _ => None,
-        })
-        .collect();
+    let outcomes = done_outcomes(&inbox);
     assert_eq!(outcomes.len(), 2);
     assert!(outcomes.iter().all(|o| matches!(o, Outcome::NotDurable(_))), "{outcomes:?}");
     // DurableError::Config: the remark names the config file, not the KV file that was written.
@@ -227,6 +221,17 @@ fn replied(inbox: &crossbeam_channel::Receiver<Completion>) -> Vec<i32> {
         .collect()
 }
 
+/// The outcomes of the `Done` completions in `inbox`, in the order they were sent.
+fn done_outcomes(inbox: &crossbeam_channel::Receiver<Completion>) -> Vec<Outcome> {
+    inbox
+        .try_iter()
+        .filter_map(|c| match c {
+            Completion::Done { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .collect()
+}
+
 fn feed_changes(feed: &crate::feed::Feed) -> Vec<crate::feed::Change> {
     match feed.read(0, usize::MAX) {
         crate::feed::Read::Events(events) => events.iter().map(|e| e.change.clone()).collect(),
@@ -346,13 +351,7 @@ fn a_kv_change_that_is_not_durable_never_reaches_the_feed() {
         vec![registration(CONN, 1, "b1", &["t1", "t2"]), command_from(CONN, RequestCode::PUT_KV_CONFIG, 2, put)];
     writer.apply_batch(&mut batch, &mut Vec::new(), false);
 
-    let outcomes: Vec<Outcome> = inbox
-        .try_iter()
-        .filter_map(|c| match c {
-            Completion::Done { outcome, .. } => Some(outcome),
-            _ => None,
-        })
-        .collect();
+    let outcomes = done_outcomes(&inbox);
     assert!(matches!(outcomes[..], [Outcome::Registered(Some(_)), Outcome::NotDurable(_)]), "{outcomes:?}");
     let changes = feed_changes(&feed);
     assert!(!changes.iter().any(|c| matches!(c, crate::feed::Change::KvPut { .. })), "{changes:?}");
