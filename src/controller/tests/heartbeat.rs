@@ -30,6 +30,21 @@ fn conn(token: u32) -> ConnId {
     ConnId { reactor: 0, token, gen: 0 }
 }
 
+/// broker1 of cluster1 with each id in `ids` applied, and no master elected yet.
+fn group_of(ids: std::ops::RangeInclusive<i64>) -> ReplicasInfo {
+    let mut state = ReplicasInfo::new();
+    for id in ids {
+        let r = state.apply_broker_id(&ApplyBrokerId {
+            cluster_name: "cluster1".into(),
+            broker_name: "broker1".into(),
+            applied_broker_id: id,
+            register_check_code: format!("a{id};0"),
+        });
+        apply(&mut state, &r);
+    }
+    state
+}
+
 #[test]
 fn detect_broker_alive_then_inactive() {
     // Java testDetectBrokerAlive: a 3000 ms timeout, and the scan reports the broker once it is past it.
@@ -77,16 +92,7 @@ fn a_closed_connection_removes_its_brokers_only() {
 #[test]
 fn losing_the_master_starts_an_election_that_picks_the_best_replica() {
     // ControllerManager.onBrokerInactive: only a lost master triggers elect_master(ANY_BROKER).
-    let mut state = ReplicasInfo::new();
-    for id in 1..=2 {
-        let r = state.apply_broker_id(&ApplyBrokerId {
-            cluster_name: "cluster1".into(),
-            broker_name: "broker1".into(),
-            applied_broker_id: id,
-            register_check_code: format!("a{id};0"),
-        });
-        apply(&mut state, &r);
-    }
+    let mut state = group_of(1..=2);
     let mut t = HeartbeatTable::new();
     t.on_heartbeat(&hb(1, None, 1, 10), Some(conn(1)), 0);
     t.on_heartbeat(&hb(2, None, 1, 10), Some(conn(2)), 0);
@@ -120,16 +126,7 @@ fn losing_the_master_starts_an_election_that_picks_the_best_replica() {
 
 /// broker1 with ids 1 and 2, master 1, SyncStateSet {1, 2}: the group a new leader inherits from the log.
 fn group_with_master_1() -> ReplicasInfo {
-    let mut state = ReplicasInfo::new();
-    for id in 1..=2 {
-        let r = state.apply_broker_id(&ApplyBrokerId {
-            cluster_name: "cluster1".into(),
-            broker_name: "broker1".into(),
-            applied_broker_id: id,
-            register_check_code: format!("a{id};0"),
-        });
-        apply(&mut state, &r);
-    }
+    let mut state = group_of(1..=2);
     let first = ElectMaster {
         cluster_name: "cluster1".into(),
         broker_name: "broker1".into(),
