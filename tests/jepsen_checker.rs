@@ -1,8 +1,13 @@
-//! The checker of the fault test (`tests/jepsen.rs`, issue 48) proven on small hand-made histories: a clean one
-//! passes, and each rule fails the history made to break it. Runs in plain `cargo test` (no peers needed).
+//! The checkers of the fault tests (`tests/jepsen.rs`, issue 48) proven on small hand-made histories: a clean one
+//! passes, and each rule fails the history made to break it. The controller's checker is proven here, the name-server
+//! fleet's in `jepsen_checker/fleet.rs`. Runs in plain `cargo test` (no peers needed).
 
 #[path = "jepsen/checker.rs"]
 mod checker;
+#[path = "jepsen_checker/fleet.rs"]
+mod fleet;
+#[path = "jepsen/fleet_check.rs"]
+mod fleet_check;
 #[path = "jepsen/history.rs"]
 mod history;
 
