@@ -26,6 +26,7 @@ pub mod proc;
 pub mod recorder;
 pub mod registration;
 pub mod replay;
+pub mod rng;
 pub mod sse;
 pub mod tls;
 

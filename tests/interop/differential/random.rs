@@ -28,6 +28,7 @@ use namesrv::protocol::{RemotingCommand, SerializeType};
 use super::crc32;
 use super::support::differ::{code, exact, run_script, Check, Run};
 use super::support::normalize::{normalize, Body, Canon, Normalized};
+use super::support::rng::Rng;
 
 const DEFAULT_SEEDS: &[u64] = &[1, 2, 3];
 const DEFAULT_STEPS: usize = 100;
@@ -72,32 +73,6 @@ fn env_seeds() -> Vec<u64> {
         return (a..=b).collect();
     }
     s.split(',').map(|x| x.trim().parse().expect("seed")).collect()
-}
-
-/// splitmix64: small, and the same sequence on every platform and crate version.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True with probability `pct` %.
-    fn chance(&mut self, pct: usize) -> bool {
-        self.below(100) < pct
-    }
-
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len())]
-    }
 }
 
 /// One broker: a group member at a fixed id and address.
