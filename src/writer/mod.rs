@@ -304,6 +304,13 @@ impl Writer {
             self.note_topics_created_or_deleted();
             self.send_notices(notices);
         }
+        // Deliberately broken build (docs/reliability.md, "Broken builds the checker caught"): a silent broker is
+        // never expired; only a closed connection removes it.
+        #[cfg(feature = "fault-never-expire")]
+        let expire = {
+            let _ = expire;
+            false
+        };
         if expire {
             let expired = self.tables.expire(self.clock.now_ms(), self.settings());
             self.log_evictions(&expired.evicted, EvictionCause::Expired);
