@@ -22,6 +22,10 @@ mod checker;
 mod clients;
 #[path = "jepsen/cluster.rs"]
 mod cluster;
+#[path = "jepsen/fleet.rs"]
+mod fleet;
+#[path = "jepsen/fleet_check.rs"]
+mod fleet_check;
 #[path = "jepsen/history.rs"]
 mod history;
 #[path = "jepsen/net.rs"]
@@ -42,33 +46,12 @@ use net::Net;
 use recorder::ask;
 use recorder::{Log, Recorder};
 use support::interop::{serial, step};
+use support::rng::Rng;
 
 const TOPIC: &str = "JepsenTopic";
 
 /// The longest the group may go without a master after a heal (rule 5), and the longest the test waits for it.
 const RECOVERY_BOUND: Duration = Duration::from_secs(90);
-
-/// splitmix64: small, deterministic, good enough to pick faults from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// A duration in `[lo, hi]` ms.
-    fn millis(&mut self, lo: u64, hi: u64) -> Duration {
-        Duration::from_millis(lo + self.below(hi - lo + 1))
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Nemesis {
@@ -237,7 +220,7 @@ impl World {
                 self.fault(false, nemesis, &self.nodes[i].name);
             }
             Nemesis::KillController => {
-                let i = rng.below(3) as usize;
+                let i = rng.below(3);
                 self.fault(true, nemesis, &self.nodes[i].name);
                 self.nodes[i].kill();
                 std::thread::sleep(hold);
@@ -279,7 +262,7 @@ impl World {
             }
             Nemesis::Split => {
                 let l = self.leader();
-                let b = rng.below(2) as usize;
+                let b = rng.below(2);
                 let (leader, broker) = (self.nodes[l].host.clone(), self.brokers[b].host.clone());
                 // Everyone of the other side: the other two nodes and the other broker.
                 let mut other: Vec<Ipv4Addr> =
@@ -295,7 +278,7 @@ impl World {
                 self.fault(false, nemesis, &target);
             }
             Nemesis::Bridge => {
-                let bridge = rng.below(3) as usize;
+                let bridge = rng.below(3);
                 let sides: Vec<usize> = (0..3).filter(|i| *i != bridge).collect();
                 let (a, c) = (self.nodes[sides[0]].host.clone(), self.nodes[sides[1]].host.addr);
                 let target = format!(
@@ -441,6 +424,12 @@ fn env_u64(key: &str, default: u64) -> u64 {
     }
 }
 
+/// The fault tests build one network with fixed names and addresses (`net.rs`), so they take turns. `serial()`
+/// keys its lock by the caller's file: called here, it is one lock for this binary's tests wherever they live.
+fn one_fault_test_at_a_time() -> support::interop::Serial {
+    serial()
+}
+
 /// Whose controllers run: `JEPSEN_CONTROLLERS=java` for Java 5.5.0's, anything else (or unset) for ours.
 fn java_controllers() -> bool {
     match std::env::var("JEPSEN_CONTROLLERS") {
@@ -454,7 +443,7 @@ fn java_controllers() -> bool {
 #[test]
 #[ignore = "real peer: Java 5.5.0 brokers in network namespaces (root, nftables)"]
 fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
-    let _serial = serial();
+    let _serial = one_fault_test_at_a_time();
     let seed = env_u64("JEPSEN_SEED", 48);
     let seconds = env_u64("JEPSEN_SECONDS", 100);
     let java = java_controllers();
@@ -483,7 +472,7 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
         })
         .collect();
     let controllers: Vec<String> = nodes.iter().map(|n| n.addr().to_string()).collect();
-    let ns = Proc::name_server(net.host("ns").clone(), &dir.path().join("ns"));
+    let ns = Proc::name_server("namesrv", net.host("ns").clone(), &dir.path().join("ns"), &[]);
     let nsaddr = SocketAddr::from((net.host("ns").addr, NS_PORT)).to_string();
     let brokers: Vec<JavaBroker> = ["b0", "b1"]
         .iter()
@@ -509,7 +498,7 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     admin.ok(&nsaddr, &["updateTopic", "-c", CLUSTER, "-t", TOPIC]);
     w.wait_topic_everywhere();
     let clients = clients::Clients::new(&dir.path().join("clients"));
-    let (mut producer, producer_out) = clients.producer(&nsaddr, TOPIC);
+    let (mut producer, producer_out) = clients.producer(&nsaddr, TOPIC, 0);
     let producing = within(Duration::from_secs(60), || !clients::numbers(&producer_out, "ACK ").is_empty());
     assert!(producing, "the producer's first send\n{}", support::tail(&producer_out, 40));
     step(t0, "topic on both brokers, producer sending");
@@ -532,9 +521,7 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
     while Instant::now() < faults_until || ran.len() < first_round {
         if round.is_empty() {
             round = nemeses();
-            for i in (1..round.len()).rev() {
-                round.swap(i, rng.below(i as u64 + 1) as usize);
-            }
+            rng.shuffle(&mut round);
         }
         let nemesis = round.pop().expect("a round has them all");
         w.run(nemesis, &mut rng);

@@ -1,12 +1,15 @@
-// The fault test's client (tests/jepsen.rs), compiled at test time against rocketmq-client 5.5.0.
+// The fault tests' client (tests/jepsen.rs, tests/jepsen/fleet.rs), compiled at test time against rocketmq-client
+// 5.5.0.
 //
-//   java JepsenClient produce NAMESRV TOPIC SECONDS  -> one send at a time for SECONDS, bodies "j-<i>":
-//                                                      "ACK <i>" when the broker answered SEND_OK,
-//                                                      "FAIL <i> <reason>" otherwise; "DONE" at the end
+//   java JepsenClient produce NAMESRV TOPIC SECONDS [RETRIES]
+//        -> one send at a time for SECONDS, bodies "j-<i>": "ACK <i> <start> <end>" when the broker answered
+//           SEND_OK, "FAIL <i> <start> <end> <reason>" otherwise (times in ms since the epoch); "DONE" at the end
 //   java JepsenClient consume NAMESRV TOPIC GROUP    -> "READ <body>" per message, from the first offset, until killed
 //
-// The client's own resend is off: a failed send is a FAIL line and the next send has a new body, so an ACK line is
-// exactly one acknowledged message, which the checker then expects the consumer to read.
+// NAMESRV may list several name servers ("a;b;c"), as clients are given them. RETRIES is the client's own resend
+// (`retryTimesWhenSendFailed`), 0 when absent: then a failed send is a FAIL line and the next send has a new body,
+// so an ACK line is exactly one acknowledged message, which the checker then expects the consumer to read. With
+// the client's default of 2, a failed attempt is sent again (to another broker) within the same 3 s timeout.
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -28,33 +31,36 @@ public class JepsenClient {
     static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
 
     public static void main(String[] args) throws Exception {
-        if (args.length == 4 && args[0].equals("produce")) {
-            produce(args[1], args[2], Integer.parseInt(args[3]));
+        if ((args.length == 4 || args.length == 5) && args[0].equals("produce")) {
+            produce(args[1], args[2], Integer.parseInt(args[3]), args.length == 5 ? Integer.parseInt(args[4]) : 0);
         } else if (args.length == 4 && args[0].equals("consume")) {
             consume(args[1], args[2], args[3]);
         } else {
-            OUT.println("usage: produce NS TOPIC SECONDS | consume NS TOPIC GROUP");
+            OUT.println("usage: produce NS TOPIC SECONDS [RETRIES] | consume NS TOPIC GROUP");
             System.exit(2);
         }
     }
 
-    static void produce(String ns, String topic, int seconds) throws Exception {
+    static void produce(String ns, String topic, int seconds, int retries) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer("jepsen_producer");
         p.setNamesrvAddr(ns);
-        p.setRetryTimesWhenSendFailed(0);
+        p.setRetryTimesWhenSendFailed(retries);
         p.setSendMsgTimeout(3000);
         p.start();
         long end = System.currentTimeMillis() + seconds * 1000L;
         for (int i = 0; System.currentTimeMillis() < end; i++) {
+            long start = System.currentTimeMillis();
             try {
                 SendResult r = p.send(new Message(topic, ("j-" + i).getBytes(StandardCharsets.UTF_8)));
+                String times = " " + start + " " + System.currentTimeMillis();
                 if (r.getSendStatus() == SendStatus.SEND_OK) {
-                    OUT.println("ACK " + i);
+                    OUT.println("ACK " + i + times);
                 } else {
-                    OUT.println("FAIL " + i + " " + r.getSendStatus());
+                    OUT.println("FAIL " + i + times + " " + r.getSendStatus());
                 }
             } catch (Throwable t) {
-                OUT.println("FAIL " + i + " " + t.toString().replace('\n', ' '));
+                String times = " " + start + " " + System.currentTimeMillis();
+                OUT.println("FAIL " + i + times + " " + t.toString().replace('\n', ' '));
                 // Do not spin while nothing can be sent.
                 Thread.sleep(100);
             }

@@ -1,4 +1,4 @@
-//! The producer and the consumer of the fault test: `JepsenClient.java` compiled against rocketmq-client 5.5.0,
+//! The producer and the consumer of the fault tests: `JepsenClient.java` compiled against rocketmq-client 5.5.0,
 //! run in the root namespace (they reach the name server and the brokers through the bridge), their output in
 //! files the test reads while they run.
 
@@ -56,10 +56,11 @@ impl Clients {
         Managed::spawn(what, cmd, log)
     }
 
-    /// Sends one message at a time until killed (or for an hour).
-    pub fn producer(&self, ns: &str, topic: &str) -> (Managed, PathBuf) {
+    /// Sends one message at a time until killed (or for an hour), each sent again up to `retries` times by the
+    /// client itself (JepsenClient.java).
+    pub fn producer(&self, ns: &str, topic: &str, retries: u32) -> (Managed, PathBuf) {
         let log = self.dir.join("producer.out");
-        (self.spawn("producer", &["produce", ns, topic, "3600"], &log), log)
+        (self.spawn("producer", &["produce", ns, topic, "3600", &retries.to_string()], &log), log)
     }
 
     /// Reads the topic from the first offset with a new group until killed.

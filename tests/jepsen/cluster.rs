@@ -1,7 +1,8 @@
-//! The processes of the fault test, each in its own namespace (`net.rs`) at a fixed port of its own address (no
-//! port is shared with anything else on the machine): three controller nodes of ours (`mqnamesrv controller`), a
-//! name server of ours for the brokers, and Java 5.5.0 brokers of one group in controller mode. Every process is a
-//! `Managed` child: SIGKILLed on drop and by a watchdog if the test process dies without unwinding.
+//! The processes of the fault tests, each in its own namespace (`net.rs`) at a fixed port of its own address (no
+//! port is shared with anything else on the machine): controller nodes of ours (`mqnamesrv controller`) or Java's,
+//! name servers of ours or Java's, and Java 5.5.0 brokers: of one group in controller mode (the controller test) or
+//! masters of groups of their own (the fleet test). Every process is a `Managed` child: SIGKILLed on drop and by a
+//! watchdog if the test process dies without unwinding.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -45,8 +46,8 @@ pub struct Proc {
     props: Vec<(String, String)>,
     proc: Option<Managed>,
     starts: u32,
-    /// Java's classpath (`lib/`) when this is a Java controller; `None` for a program of ours.
-    java_lib: Option<PathBuf>,
+    /// Java's classpath (`lib/`) and main class when this is a Java process; `None` for a program of ours.
+    java: Option<(PathBuf, &'static str)>,
 }
 
 /// How long a node may take to accept connections: a cold JVM on two busy cores takes several seconds.
@@ -81,18 +82,28 @@ impl Proc {
             ("mappedFileSize", "10485760".to_string()),
         ];
         let mut p = Self::new(name, host, CTL_PORT, dir, &[], &props);
-        p.java_lib = Some(lib.to_path_buf());
+        p.java = Some((lib.to_path_buf(), "org.apache.rocketmq.controller.ControllerStartup"));
         p
     }
 
-    /// The name server the brokers register with and the recorder reads routes from.
-    pub fn name_server(host: Host, dir: &Path) -> Proc {
-        let props = [
+    /// A name server of ours, `name`, serving on `NS_PORT` of its host, with `extra` keys in its file.
+    pub fn name_server(name: &str, host: Host, dir: &Path, extra: &[(&str, String)]) -> Proc {
+        let mut props = vec![
             ("listenPort", NS_PORT.to_string()),
             ("bindAddress", host.addr.to_string()),
             ("kvConfigPath", dir.join("kvConfig.json").display().to_string()),
         ];
-        Self::new("namesrv", host, NS_PORT, dir, &[], &props)
+        props.extend(extra.iter().cloned());
+        Self::new(name, host, NS_PORT, dir, &[], &props)
+    }
+
+    /// Java 5.5.0's name server (`NamesrvStartup`, the `namesrv` artifact at `lib`) as `name`, for the fleet test's
+    /// side-by-side runs: the same port, address and files as ours.
+    pub fn java_name_server(name: &str, host: Host, dir: &Path, lib: &Path) -> Proc {
+        prepare_rocketmq_home(dir);
+        let mut p = Self::name_server(name, host, dir, &[]);
+        p.java = Some((lib.to_path_buf(), "org.apache.rocketmq.namesrv.NamesrvStartup"));
+        p
     }
 
     fn new(name: &str, host: Host, port: u16, dir: &Path, args: &[&str], props: &[(&str, String)]) -> Proc {
@@ -106,7 +117,7 @@ impl Proc {
             props: props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
             proc: None,
             starts: 0,
-            java_lib: None,
+            java: None,
         }
     }
 
@@ -129,7 +140,7 @@ impl Proc {
         self.starts += 1;
         let file = self.dir.join("node.properties");
         crate::support::write_properties(&file, &self.props);
-        let cmd = match &self.java_lib {
+        let cmd = match &self.java {
             None => {
                 let mut cmd = self.host.command(&ours_binary());
                 cmd.arg("-c").arg(&file).args(&self.args).current_dir(&self.dir).env("HOME", &self.dir);
@@ -138,7 +149,7 @@ impl Proc {
                 }
                 cmd
             }
-            Some(lib) => {
+            Some((lib, main)) => {
                 let mut cmd = self.host.command("java");
                 cmd.args(jvm_args(
                     crate::support::java::JAVA_5X,
@@ -147,7 +158,7 @@ impl Proc {
                 ))
                 .arg("-cp")
                 .arg(format!("{}:{}/*", self.dir.join("conf").display(), lib.display()))
-                .arg("org.apache.rocketmq.controller.ControllerStartup")
+                .arg(main)
                 .arg("-c")
                 .arg(&file)
                 .current_dir(&self.dir)
@@ -162,7 +173,7 @@ impl Proc {
             let _ = std::io::Write::write_all(&mut f, format!("=== start #{} ===\n", self.starts).as_bytes());
         }
         let mut p = Managed::spawn(&format!("{} ({})", self.name, self.host.ns), cmd, &log);
-        p.wait_accepting(self.addr(), if self.java_lib.is_some() { START_JAVA } else { START_OURS });
+        p.wait_accepting(self.addr(), if self.java.is_some() { START_JAVA } else { START_OURS });
         self.proc = Some(p);
     }
 
@@ -191,14 +202,18 @@ impl Proc {
     }
 }
 
-/// A Java 5.5.0 broker of `GROUP` in controller mode (`allAckInSyncStateSet=true`), at `BROKER_PORT` of its host.
+/// A Java 5.5.0 broker at `BROKER_PORT` of its host: of `GROUP` in controller mode (`allAckInSyncStateSet=true`),
+/// or the master of a group of its own (`master`).
 pub struct JavaBroker {
     pub name: String,
     pub host: Host,
     lib: PathBuf,
     dir: PathBuf,
     namesrv: String,
-    controllers: String,
+    /// The group (`brokerName`).
+    pub group: String,
+    /// The controllers' addresses in controller mode; `None` for a master of its own group.
+    controllers: Option<String>,
     proc: Option<Managed>,
     /// "boot success" lines in the log before the current start: the start is done when there is one more.
     boots_before: usize,
@@ -207,6 +222,26 @@ pub struct JavaBroker {
 
 impl JavaBroker {
     pub fn new(name: &str, host: Host, lib: &Path, dir: &Path, namesrv: &str, controllers: &str) -> JavaBroker {
+        Self::make(name, GROUP, host, lib, dir, namesrv, Some(controllers.to_string()))
+    }
+
+    /// The master (brokerId 0, `ASYNC_MASTER`) of a group `group` of its own, registering with `namesrv`
+    /// (`a;b;c`). It runs in slave-acting-master mode, for what that mode makes it send: a heartbeat timeout of
+    /// 10 s (`brokerNotActiveTimeoutMillis`) with every registration and a heartbeat every second, so that a name
+    /// server drops it 10 s after it goes silent instead of the 120 s default.
+    pub fn master(name: &str, group: &str, host: Host, lib: &Path, dir: &Path, namesrv: &str) -> JavaBroker {
+        Self::make(name, group, host, lib, dir, namesrv, None)
+    }
+
+    fn make(
+        name: &str,
+        group: &str,
+        host: Host,
+        lib: &Path,
+        dir: &Path,
+        namesrv: &str,
+        controllers: Option<String>,
+    ) -> JavaBroker {
         prepare_rocketmq_home(dir);
         JavaBroker {
             name: name.to_string(),
@@ -214,7 +249,8 @@ impl JavaBroker {
             lib: lib.to_path_buf(),
             dir: dir.to_path_buf(),
             namesrv: namesrv.to_string(),
-            controllers: controllers.to_string(),
+            group: group.to_string(),
+            controllers,
             proc: None,
             boots_before: 0,
             starts: 0,
@@ -235,11 +271,11 @@ impl JavaBroker {
         self.starts += 1;
         let store = self.dir.join("store");
         let ip = self.host.addr.to_string();
-        // As support/broker.rs, without brokerId and brokerRole (the controller assigns them), and with the
-        // namespace's address: the controllers and the other broker reach it there.
-        let props: Vec<(String, String)> = [
+        // As support/broker.rs, with the namespace's address (the controllers and the other broker reach it
+        // there); in controller mode without brokerId and brokerRole (the controller assigns them).
+        let mut props: Vec<(&str, String)> = vec![
             ("brokerClusterName", CLUSTER.to_string()),
-            ("brokerName", GROUP.to_string()),
+            ("brokerName", self.group.clone()),
             ("flushDiskType", "ASYNC_FLUSH".into()),
             ("brokerIP1", ip.clone()),
             ("brokerIP2", ip),
@@ -256,13 +292,20 @@ impl JavaBroker {
             ("mappedFileSizeConsumeQueue", "600000".into()),
             ("timerWheelEnable", "false".into()),
             ("diskMaxUsedSpaceRatio", "95".into()),
-            ("enableControllerMode", "true".into()),
-            ("controllerAddr", self.controllers.clone()),
-            ("allAckInSyncStateSet", "true".into()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
+        ];
+        match &self.controllers {
+            Some(controllers) => props.extend([
+                ("enableControllerMode", "true".into()),
+                ("controllerAddr", controllers.clone()),
+                ("allAckInSyncStateSet", "true".into()),
+            ]),
+            None => props.extend([
+                ("brokerId", "0".into()),
+                ("brokerRole", "ASYNC_MASTER".into()),
+                ("enableSlaveActingMaster", "true".into()),
+            ]),
+        }
+        let props: Vec<(String, String)> = props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         let conf = self.dir.join("conf/broker.conf");
         crate::support::write_properties(&conf, &props);
         let mut cmd = self.host.command("java");

@@ -21,28 +21,41 @@ const INTERVAL: Duration = Duration::from_millis(200);
 /// A request's connect and answer timeout: above a loaded machine's latency, well below the faults' lengths.
 const TIMEOUT: Duration = Duration::from_millis(800);
 
-/// The shared history and the run's clock.
-#[derive(Clone)]
-pub struct Log {
+/// The shared history (of the controller test's `Event`s, or the fleet test's) and the run's clock.
+pub struct Log<E = Event> {
     t0: Instant,
-    events: Arc<Mutex<Vec<Event>>>,
+    /// The wall clock at `t0`, in ms since the epoch: the clients write wall-clock times.
+    t0_epoch_ms: u64,
+    events: Arc<Mutex<Vec<E>>>,
 }
 
-impl Log {
+impl<E> Clone for Log<E> {
+    fn clone(&self) -> Self {
+        Log { t0: self.t0, t0_epoch_ms: self.t0_epoch_ms, events: Arc::clone(&self.events) }
+    }
+}
+
+impl<E: Clone> Log<E> {
     /// A new history, its clock starting now.
-    pub fn start() -> Log {
-        Log { t0: Instant::now(), events: Arc::new(Mutex::new(Vec::new())) }
+    pub fn start() -> Log<E> {
+        let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        Log { t0: Instant::now(), t0_epoch_ms: epoch.as_millis() as u64, events: Arc::new(Mutex::new(Vec::new())) }
     }
 
     pub fn now_ms(&self) -> u64 {
         self.t0.elapsed().as_millis() as u64
     }
 
-    pub fn push(&self, e: Event) {
+    /// A wall-clock time (ms since the epoch, as a client on this machine printed it) on the run's clock.
+    pub fn run_ms(&self, epoch_ms: u64) -> u64 {
+        epoch_ms.saturating_sub(self.t0_epoch_ms)
+    }
+
+    pub fn push(&self, e: E) {
         self.events.lock().unwrap_or_else(|e| e.into_inner()).push(e);
     }
 
-    pub fn snapshot(&self) -> Vec<Event> {
+    pub fn snapshot(&self) -> Vec<E> {
         self.events.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
