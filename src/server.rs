@@ -383,9 +383,9 @@ fn start_writer(mut writer: Writer, config: &Config, inputs: WriterInputs) -> Re
     if !config.route_snapshot_path.trim().is_empty() {
         let path = Path::new(config.route_snapshot_path.trim());
         match warm::load(path, config.max_frame_length, config.max_inflated_body) {
-            Ok(regs) => {
-                info!(path = %path.display(), brokers = regs.len(), "warm restart: serving saved routes provisionally");
-                writer.warm_start(regs);
+            Ok(saved) => {
+                let (brokers, timed_out) = writer.warm_start(saved);
+                info!(path = %path.display(), brokers, timed_out, "warm restart: serving saved routes provisionally");
             }
             // Not fatal: the brokers re-register within their period anyway.
             Err(e) => warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty"),

@@ -1,8 +1,9 @@
 //! Warm restart (opt-in with `routeSnapshotPath`): the route tables saved as the REGISTER_BROKER frames that would
 //! rebuild them — one per live broker, in the wire format, so the file is read back by the same codec and
-//! decoder as live traffic. At start the registrations are replayed as *provisional*: routes are served at once
-//! (no TOPIC_NOT_EXIST after a restart, apache/rocketmq #5322) until each broker re-registers or its timeout
-//! passes, and `/ready` says so meanwhile.
+//! decoder as live traffic. Each frame also carries when its broker was last heard from (`LAST_UPDATE_KEY`). At
+//! start the registrations are replayed as *provisional*: routes are served at once (no TOPIC_NOT_EXIST after a
+//! restart, apache/rocketmq #5322) until each broker re-registers or its timeout — counted from when it was last
+//! heard from, not from the restart — passes, and `/ready` says so meanwhile.
 
 use std::path::Path;
 
@@ -12,11 +13,34 @@ use crate::handlers::broker;
 use crate::protocol::frame;
 use crate::state::routes::RegisterBroker;
 
-/// The file's bytes: concatenated frames.
-pub(crate) fn encode(regs: &[RegisterBroker]) -> Vec<u8> {
+/// The ext field of a saved frame holding its broker's last-update time (wall-clock ms of the writer's clock). Ours
+/// only: no broker sends it, and the register decoder ignores ext fields it does not know.
+const LAST_UPDATE_KEY: &str = "namesrvLastUpdateMs";
+
+/// One registration read back, and when its broker was last heard from before the save.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Saved {
+    pub reg: RegisterBroker,
+    /// `None` in a file written before the time was kept.
+    pub last_update_ms: Option<i64>,
+}
+
+impl Saved {
+    /// The last-update time to replay this broker with at `now_ms`, so the expiry scan takes it when it would have
+    /// without the restart; `None` when its timeout has passed already (it is not replayed at all). Never later
+    /// than `now_ms` (a clock set back). A frame without the time (an older file) replays as of the restart.
+    pub(crate) fn replay_at(&self, now_ms: i64) -> Option<i64> {
+        let Some(last) = self.last_update_ms else { return Some(now_ms) };
+        (last.saturating_add(self.reg.timeout_ms()) > now_ms).then_some(last.min(now_ms))
+    }
+}
+
+/// The file's bytes: concatenated frames, each registration with its broker's last-update time.
+pub(crate) fn encode(regs: &[(RegisterBroker, i64)]) -> Vec<u8> {
     let mut out = BytesMut::new();
-    for (i, r) in regs.iter().enumerate() {
-        frame::encode(&broker::encode_register(r, i as i32), &mut out);
+    for (i, (r, last_update_ms)) in regs.iter().enumerate() {
+        let cmd = broker::encode_register(r, i as i32).with_ext(LAST_UPDATE_KEY, last_update_ms.to_string());
+        frame::encode(&cmd, &mut out);
     }
     out.to_vec()
 }
@@ -35,7 +59,7 @@ pub(crate) enum WarmError {
 }
 
 /// Reads the registrations back; the first broken frame ends the file (a torn write loses only its tail).
-pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
+pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<Saved>, WarmError> {
     let mut buf = BytesMut::from(bytes);
     let mut out = Vec::new();
     loop {
@@ -43,8 +67,8 @@ pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Res
             Ok(Some(cmd)) => {
                 let decoded = broker::decode_register(&cmd, max_inflated)
                     .map_err(|source| WarmError::Registration { at: out.len(), source })?;
-                if let Some(r) = decoded {
-                    out.push(r);
+                if let Some(reg) = decoded {
+                    out.push(Saved { reg, last_update_ms: cmd.ext_i64(LAST_UPDATE_KEY) });
                 }
             }
             Ok(None) if buf.is_empty() => return Ok(out),
@@ -55,7 +79,7 @@ pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Res
 }
 
 /// Loads the file if there is one; `Ok(empty)` when missing.
-pub(crate) fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<RegisterBroker>, WarmError> {
+pub(crate) fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<Saved>, WarmError> {
     match std::fs::read(path) {
         Ok(bytes) => decode(&bytes, max_frame, max_inflated),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
@@ -68,9 +92,8 @@ mod tests {
     use super::*;
     use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
 
-    #[test]
-    fn round_trip_through_frames() {
-        let reg = RegisterBroker {
+    fn reg() -> RegisterBroker {
+        RegisterBroker {
             cluster_name: "C".into(),
             broker_addr: "10.0.0.1:10911".into(),
             broker_name: "b".into(),
@@ -86,10 +109,50 @@ mod tests {
                 filter_server_list: Some(vec![]),
             },
             conn: None,
-        };
-        let bytes = encode(&[reg.clone(), reg.clone()]);
-        assert_eq!(decode(&bytes, 1 << 24, 1 << 24).unwrap(), vec![reg.clone(), reg]);
+        }
+    }
+
+    #[test]
+    fn round_trip_through_frames() {
+        let (reg, mut other) = (reg(), reg());
+        other.broker_addr = "10.0.0.2:10911".into();
+        let bytes = encode(&[(reg.clone(), 1_700_000_000_123), (other.clone(), -5)]);
+        let saved = decode(&bytes, 1 << 24, 1 << 24).unwrap();
+        assert_eq!(
+            saved,
+            vec![
+                Saved { reg: reg.clone(), last_update_ms: Some(1_700_000_000_123) },
+                Saved { reg: other, last_update_ms: Some(-5) },
+            ]
+        );
         assert!(decode(&bytes[..bytes.len() - 3], 1 << 24, 1 << 24).is_err());
         assert_eq!(decode(&[], 1 << 24, 1 << 24).unwrap(), vec![]);
+    }
+
+    /// A file written before the last-update time was kept: its frames are plain registrations, read as before.
+    #[test]
+    fn a_frame_without_the_last_update_time_still_loads() {
+        let mut bytes = BytesMut::new();
+        frame::encode(&broker::encode_register(&reg(), 0), &mut bytes);
+        assert_eq!(decode(&bytes, 1 << 24, 1 << 24).unwrap(), vec![Saved { reg: reg(), last_update_ms: None }]);
+    }
+
+    /// Replayed with its saved time while within its timeout (30 s here; 120 s without one), not at all after.
+    #[test]
+    fn a_saved_broker_replays_with_its_own_last_update_time() {
+        let at = |last, timeout| {
+            let mut reg = reg();
+            reg.heartbeat_timeout_ms = timeout;
+            Saved { reg, last_update_ms: last }
+        };
+        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(16_000), Some(1_000));
+        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(30_999), Some(1_000));
+        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(31_000), None, "at its deadline: gone");
+        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(31_001), None);
+        assert_eq!(at(Some(1_000), None).replay_at(120_999), Some(1_000));
+        assert_eq!(at(Some(1_000), None).replay_at(121_000), None);
+        assert_eq!(at(Some(50_000), Some(30_000)).replay_at(40_000), Some(40_000), "a clock set back: now");
+        assert_eq!(at(None, Some(30_000)).replay_at(99_000), Some(99_000), "an older file: as of the restart");
+        assert_eq!(at(Some(i64::MAX - 1), Some(i64::MAX)).replay_at(5), Some(5));
     }
 }

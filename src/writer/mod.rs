@@ -220,12 +220,22 @@ impl Writer {
         self.maybe_save_routes(true);
     }
 
-    /// Warm restart: replays saved registrations as provisional brokers (no connection) and publishes.
-    pub(crate) fn warm_start(&mut self, regs: Vec<crate::state::routes::RegisterBroker>) {
+    /// Warm restart: replays saved registrations as provisional brokers (no connection) and publishes. Each is
+    /// registered as last heard from when it was saved (`Saved::replay_at`; `now_ms` stamps only the live entry's
+    /// last-update time), so the expiry scan takes it when it would have without the restart; one whose timeout has
+    /// passed already is not replayed. Returns how many were replayed and how many were not.
+    pub(crate) fn warm_start(&mut self, saved: Vec<crate::warm::Saved>) -> (usize, usize) {
         let now = self.clock.now_ms();
-        for reg in regs {
+        let (mut replayed, mut gone) = (0, 0);
+        for s in saved {
+            let Some(last) = s.replay_at(now) else {
+                gone += 1;
+                continue;
+            };
+            replayed += 1;
+            let reg = s.reg;
             let key = (reg.cluster_name.clone(), reg.broker_addr.clone());
-            if self.tables.register_broker(reg, now, self.settings()).is_some() {
+            if self.tables.register_broker(reg, last, self.settings()).is_some() {
                 self.provisional.insert(key);
             }
         }
@@ -234,6 +244,7 @@ impl Writer {
         // Restored, not changed: the feed starts with what happens after the restart.
         self.tables.take_changes();
         self.publish(&Dirty::default());
+        (replayed, gone)
     }
 
     /// Saves the route tables for a warm restart every `routeSnapshotIntervalSeconds`, and at `last`. The writer

@@ -481,3 +481,81 @@ fn a_close_waits_a_few_batches_at_most() {
     // The registration and 9 × 1024 − 1 wipes make nine batches; the close follows them.
     assert_eq!(wiped_before, 9 * batch - 1, "the close was held back for {wiped_before} commands");
 }
+
+/// The name server's tables saved as the warm-restart file holds them, and read back.
+fn saved_file(writer: &Writer) -> Vec<crate::warm::Saved> {
+    let bytes = crate::warm::encode(&writer.tables.export_cut().export());
+    crate::warm::decode(&bytes, 1 << 24, 1 << 24).unwrap()
+}
+
+/// The expiry scan at `clock`'s time; whether `b1` is still served afterwards.
+fn served_after_scan(writer: &mut Writer) -> bool {
+    writer.apply_batch(&mut Vec::new(), &mut Vec::new(), true);
+    writer.tables.is_live("c", "b1:10911") && published_topics(writer) == ["t1", "t2"]
+}
+
+/// A broker last heard from at T, replayed half its timeout (120 s by default) later, is served, and the expiry scan
+/// takes it just after T + timeout — when it would have gone without the restart — not a timeout after the restart.
+#[test]
+fn a_warm_restart_expires_a_silent_broker_a_timeout_after_it_was_last_heard_from() {
+    const T: i64 = 1_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { writer: mut before, clock, .. }, _inbox) = one_reactor(&dir.path().join("before"));
+    clock.advance_ms(T);
+    before.apply_batch(&mut vec![registration(CONN, 1, "b1", &["t1", "t2"])], &mut Vec::new(), false);
+    clock.advance_ms(60_000);
+    let saved = saved_file(&before);
+    assert_eq!(saved.iter().map(|s| s.last_update_ms).collect::<Vec<_>>(), [Some(T)]);
+
+    let (Rig { writer: mut after, clock, .. }, _inbox) = one_reactor(&dir.path().join("after"));
+    clock.advance_ms(T + 60_000);
+    assert_eq!(after.warm_start(saved), (1, 0));
+    assert_eq!(published_topics(&after), ["t1", "t2"], "served after the restart");
+    assert_eq!(after.metrics.provisional_brokers.load(Relaxed), 1);
+    clock.advance_ms(60_000);
+    assert!(served_after_scan(&mut after), "an entry at its deadline survives the scan, as in Java");
+    clock.advance_ms(1);
+    assert!(!served_after_scan(&mut after), "still served at T + timeout + 1");
+    assert_eq!(published_topics(&after), Vec::<String>::new());
+    assert_eq!(after.metrics.provisional_brokers.load(Relaxed), 0);
+}
+
+/// A broker silent for longer than its timeout when the name server restarts is not served at all.
+#[test]
+fn a_warm_restart_does_not_replay_a_broker_whose_timeout_has_passed() {
+    const T: i64 = 1_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (Rig { writer: mut before, clock, .. }, _inbox) = one_reactor(&dir.path().join("before"));
+    clock.advance_ms(T);
+    before.apply_batch(&mut vec![registration(CONN, 1, "b1", &["t1", "t2"])], &mut Vec::new(), false);
+    let saved = saved_file(&before);
+
+    let (Rig { writer: mut after, clock, .. }, _inbox) = one_reactor(&dir.path().join("after"));
+    clock.advance_ms(T + 120_000 + 1);
+    assert_eq!(after.warm_start(saved), (0, 1));
+    assert!(!after.tables.is_live("c", "b1:10911"));
+    assert_eq!(published_topics(&after), Vec::<String>::new());
+    assert_eq!(after.metrics.provisional_brokers.load(Relaxed), 0);
+}
+
+/// A file written before the last-update time was kept replays as it did: each broker as of the restart, served
+/// until a timeout after it.
+#[test]
+fn a_warm_restart_file_without_last_update_times_replays_as_of_the_restart() {
+    const R: i64 = 5_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = bytes::BytesMut::new();
+    let reg = crate::state::routes::test_util::reg("c", "b1", 0, "b1:10911", &["t1", "t2"], 1);
+    crate::protocol::frame::encode(&crate::handlers::broker::encode_register(&reg, 0), &mut bytes);
+    let saved = crate::warm::decode(&bytes, 1 << 24, 1 << 24).unwrap();
+    assert_eq!(saved.iter().map(|s| s.last_update_ms).collect::<Vec<_>>(), [None]);
+
+    let (Rig { mut writer, clock, .. }, _inbox) = one_reactor(dir.path());
+    clock.advance_ms(R);
+    assert_eq!(writer.warm_start(saved), (1, 0));
+    assert_eq!(published_topics(&writer), ["t1", "t2"]);
+    clock.advance_ms(120_000);
+    assert!(served_after_scan(&mut writer), "gone before a timeout after the restart");
+    clock.advance_ms(1);
+    assert!(!served_after_scan(&mut writer));
+}

@@ -233,6 +233,47 @@ fn warm_restart_serves_saved_routes_until_brokers_re_register() {
     assert_eq!(get(fx.http_addr().unwrap(), "/ready").0, 200);
 }
 
+/// Warm restart: a broker's timeout counts from when it was last heard from, not from the restart. One silent for
+/// most of its timeout before the restart goes when the rest of it passes; one silent for longer is not served.
+#[test]
+fn warm_restart_counts_a_brokers_timeout_from_when_it_was_last_heard_from() {
+    let mut fx = start(|c| {
+        c.route_snapshot_path =
+            std::path::Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
+    });
+    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
+    let ask = |c: &mut Client| c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code;
+
+    let mut b = fx.client();
+    assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
+    fx.clock.advance_ms(100_000);
+    assert!(fx.stop_gracefully());
+    drop(b);
+    fx.restart();
+    let mut c = fx.client();
+    assert_eq!(ask(&mut c), ResponseCode::SUCCESS, "20 s of its 120 s timeout are left");
+    fx.clock.advance_ms(20_001);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ask(&mut c) != ResponseCode::TOPIC_NOT_EXIST {
+        assert!(std::time::Instant::now() < deadline, "served past its timeout counted from its registration");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(c);
+
+    // Registered again, then silent for longer than its timeout while the name server is down.
+    let mut b = fx.client();
+    assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
+    assert!(fx.stop_gracefully());
+    drop(b);
+    fx.clock.advance_ms(120_001);
+    fx.restart();
+    let mut c = fx.client();
+    assert_eq!(ask(&mut c), ResponseCode::TOPIC_NOT_EXIST, "a broker gone for longer than its timeout is replayed");
+    let http = fx.http_addr().unwrap();
+    assert_eq!(get(http, "/ready").0, 200);
+    assert!(get(http, "/metrics").1.contains("namesrv_provisional_brokers 0"));
+}
+
 /// The binary itself: SIGTERM stops it gracefully with exit status 0.
 #[test]
 fn sigterm_stops_the_binary_with_status_0() {

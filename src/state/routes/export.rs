@@ -1,6 +1,7 @@
 //! Warm restart: the tables as the registrations that would rebuild them, one per live broker. Replaying them
 //! (masters first) into empty tables gives the same routes, perms included, with each broker's last DataVersion,
-//! so the real broker's next registration is recognised as unchanged.
+//! so the real broker's next registration is recognised as unchanged. Each comes with its broker's last-update
+//! time, so a replay can expire it when it would have expired without the restart.
 
 use std::sync::Arc;
 
@@ -26,13 +27,14 @@ impl RouteTables {
     /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
     #[cfg(test)]
     pub(crate) fn export(&self) -> Vec<RegisterBroker> {
-        self.export_cut().export()
+        self.export_cut().export().into_iter().map(|(reg, _)| reg).collect()
     }
 }
 
 impl ExportCut {
-    /// One `RegisterBroker` per live broker whose group is still known; masters (id 0) first.
-    pub(crate) fn export(&self) -> Vec<RegisterBroker> {
+    /// One `RegisterBroker` per live broker whose group is still known, with the broker's last-update time (the
+    /// live entry's, wall-clock ms); masters (id 0) first.
+    pub(crate) fn export(&self) -> Vec<(RegisterBroker, i64)> {
         let view = &self.view;
         let mut out = Vec::with_capacity(self.live.len());
         // The group an eviction would take the broker from (Java's `setupUnRegisterRequest` order).
@@ -65,7 +67,7 @@ impl ExportCut {
                 }
             }
             let filter_server_list = view.filter_servers.get(cluster).and_then(|m| m.get(addr)).map(|l| (**l).clone());
-            out.push(RegisterBroker {
+            let reg = RegisterBroker {
                 cluster_name: cluster.to_string(),
                 broker_addr: addr.to_string(),
                 broker_name: name.to_string(),
@@ -81,9 +83,10 @@ impl ExportCut {
                     filter_server_list: Some(filter_server_list.unwrap_or_default()),
                 },
                 conn: None,
-            });
+            };
+            out.push((reg, live.last_update_ms));
         }
-        out.sort_by(|a, b| {
+        out.sort_by(|(a, _), (b, _)| {
             (a.broker_id, &a.cluster_name, &a.broker_addr).cmp(&(b.broker_id, &b.cluster_name, &b.broker_addr))
         });
         out
@@ -138,5 +141,18 @@ mod tests {
         let (changed, _) =
             b.query_data_version("C", "h2:1", &DataVersion { counter: 5, state_version: 0, timestamp: 1 }, 11);
         assert!(!changed);
+    }
+
+    /// Each registration comes with its broker's last-update time: a heartbeat's, a registration's.
+    #[test]
+    fn the_export_carries_each_brokers_last_update_time() {
+        let s = RouteSettings::default();
+        let mut t = RouteTables::new();
+        t.register_broker(reg("b1", "h1:1", 0, &["T", "U"], 1), 1_000, s);
+        t.register_broker(reg("b2", "h2:1", 0, &["U", "V"], 1), 2_000, s);
+        assert!(t.heartbeat("C", "h2:1", 7_000));
+        let times: Vec<(String, i64)> =
+            t.export_cut().export().into_iter().map(|(r, at)| (r.broker_addr, at)).collect();
+        assert_eq!(times, [("h1:1".to_string(), 1_000), ("h2:1".to_string(), 7_000)]);
     }
 }

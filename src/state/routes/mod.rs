@@ -12,7 +12,7 @@ use crate::model::{
     BrokerData, BrokerId, DataVersion, NameSample, RegisterBrokerBody, TopicConfig, TopicKey, TopicQueueMappingInfo,
 };
 
-use super::liveness::LiveTable;
+use super::liveness::{LiveTable, DEFAULT_HEARTBEAT_TIMEOUT_MS};
 use super::ConnId;
 
 mod census;
@@ -94,6 +94,12 @@ impl RegisterBroker {
             },
             conn: None,
         }
+    }
+
+    /// The heartbeat timeout the live entry of this registration gets: `heartbeatTimeoutMillis`, else Java's
+    /// 120 s default. The warm-restart replay judges a saved broker by the same rule.
+    pub(crate) fn timeout_ms(&self) -> i64 {
+        self.heartbeat_timeout_ms.unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS)
     }
 }
 

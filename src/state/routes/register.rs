@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::model::{perm, BodyMark, BrokerData, DataVersion, QueueData};
 
-use super::super::liveness::{BrokerLive, DEFAULT_HEARTBEAT_TIMEOUT_MS};
+use super::super::liveness::BrokerLive;
 use super::{
     chunks, MinBrokerIdNotice, Put, Queue, RegisterBroker, RegisterOutcome, RegisterResult, RouteSettings, RouteTables,
     TopicKey,
@@ -190,7 +190,7 @@ impl RouteTables {
             &addr,
             BrokerLive {
                 last_update_ms: now_ms,
-                timeout_ms: req.heartbeat_timeout_ms.unwrap_or(DEFAULT_HEARTBEAT_TIMEOUT_MS),
+                timeout_ms: req.timeout_ms(),
                 data_version: req.body.data_version,
                 conn: req.conn,
                 ha_server_addr: req.ha_server_addr.clone(),
