@@ -1,9 +1,14 @@
 //! The checkers of the fault tests (`tests/jepsen.rs`, issue 48) proven on small hand-made histories: a clean one
 //! passes, and each rule fails the history made to break it. The controller's checker is proven here, the name-server
-//! fleet's in `jepsen_checker/fleet.rs`. Runs in plain `cargo test` (no peers needed).
+//! fleet's in `jepsen_checker/fleet.rs`, the reader of Java's DLedger stores in `jepsen_checker/dledger.rs`. Runs in
+//! plain `cargo test` (no peers needed).
 
 #[path = "jepsen/checker.rs"]
 mod checker;
+#[path = "jepsen/dledger.rs"]
+mod dledger;
+#[path = "jepsen_checker/dledger.rs"]
+mod dledger_store;
 #[path = "jepsen_checker/fleet.rs"]
 mod fleet;
 #[path = "jepsen/fleet_check.rs"]

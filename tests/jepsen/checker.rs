@@ -17,8 +17,9 @@
 //!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
 //!    is on every replica in the SyncStateSet, and only those can be elected).
 //! 7. **The committed Raft log is the same on every node**: read from each node's files once they are stopped
-//!    (`raftlog.rs`), every index from the highest purged one up to the lowest committed one is present on every
-//!    node and is the same entry (term, leader, payload) everywhere.
+//!    (`raftlog.rs`; Java's DLedger store: `dledger.rs`), every index from the highest purged one up to the lowest
+//!    committed one is present on every node and is the same entry (term, leader, payload; DLedger: term, body)
+//!    everywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -59,8 +60,8 @@ pub enum Violation {
     },
 }
 
-/// One node's Raft log as read from its files: the entries (as JSON text) by index, and its committed and purged
-/// indexes.
+/// One node's Raft log as read from its files: the entries by index (as text, the same for the same entry on every
+/// node: JSON for ours, term and body for DLedger), and its committed and purged indexes.
 #[derive(Clone, Debug, Default)]
 pub struct NodeLog {
     pub node: String,
