@@ -1,18 +1,17 @@
 //! Issue 48, first increment: our RIP-44 controller under partitions, pauses and crashes, with a checker.
 //!
-//! The test builds its own network (`jepsen/net.rs`: a bridge, one namespace per host), runs three controller
-//! nodes of ours, a name server of ours and two Java 5.5.0 brokers of one group in controller mode
-//! (`allAckInSyncStateSet=true`) each in its own namespace, records what every controller and the name server say
-//! (`jepsen/recorder.rs`), applies faults chosen from a seed one after the other, each healed after a while, and
-//! checks the history (`jepsen/checker.rs`, rules listed there). The history is written to
-//! `target/tmp/jepsen/history-<seed>.jsonl`.
+//! The test builds its own network (`jepsen/net.rs`: a bridge, one namespace per host), runs three controller nodes of
+//! ours, a name server of ours and two Java 5.5.0 brokers of one group in controller mode (`allAckInSyncStateSet=true`)
+//! each in its own namespace, records what every controller and the name server say (`jepsen/recorder.rs`), applies
+//! faults chosen from a seed one after the other, each healed after a while, and checks the history
+//! (`jepsen/checker.rs`, rules listed there). The history is written to `target/tmp/jepsen/history-<seed>.jsonl`.
 //!
-//! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new
-//! faults are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of
-//! the master broker from the controllers; `JEPSEN_CONTROLLERS=java` runs three Java 5.5.0 controllers (DLedger)
-//! in the controller namespaces instead of ours, everything else the same, for the side-by-side comparison;
-//! `JEPSEN_NAMESRV_BIN` runs another build of ours (a `fault-*` feature); `JEPSEN_KEEP=1` keeps the run's files.
-//! Needs root (namespaces) and nftables. docs/reliability.md.
+//! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new faults
+//! are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of the master
+//! broker from the controllers; `JEPSEN_NEMESES=a,b` runs only the nemeses named; `JEPSEN_CONTROLLERS=java` runs three
+//! Java 5.5.0 controllers (DLedger) in the controller namespaces instead of ours, everything else the same, for the
+//! side-by-side comparison; `JEPSEN_NAMESRV_BIN` runs another build of ours (a `fault-*` feature); `JEPSEN_KEEP=1`
+//! keeps the run's files. Needs root (namespaces) and nftables. docs/reliability.md.
 
 mod support;
 
@@ -63,6 +62,9 @@ enum Nemesis {
     KillController,
     /// SIGSTOP of the Raft leader for longer than the election timeout (1–2 s), then SIGCONT.
     PauseLeader,
+    /// SIGSTOP of a Raft follower (picked from the seed) for 3–8 s, then SIGCONT: it comes back with an old view
+    /// of the log and of who leads, and must neither disturb the leader nor serve what it missed.
+    PauseFollower,
     /// kill -9 of the master broker, started again on its store.
     KillMaster,
     /// kill -9 of all three controller nodes at once, all started again.
@@ -78,19 +80,36 @@ enum Nemesis {
     /// is started again (alive, outside the SyncStateSet, behind) and must not be elected; then the master is
     /// started again. The election that skips the SyncStateSet check shows here.
     KillSlaveThenMaster,
+    /// A split held past the brokers' heartbeat timeout with the master broker on the Raft leader's (minority)
+    /// side: {the leader, the master} | {the other two nodes, the slave}, 20–24 s. The majority elects a new leader,
+    /// which elects the slave once the master's absence outlasts its grace; the old leader stays reachable by the
+    /// recorder throughout, so a read it answers from its old state shows (rule 3). Only when named in
+    /// `JEPSEN_NEMESES`: the master, alone with the old leader, may acknowledge what the new master never got (the
+    /// Java broker, as under `cut-master-from-controllers`).
+    SplitMasterMinority,
     /// The master broker cut from the three controllers (nftables in its namespace), not from the name server, the
     /// other broker or the clients, for longer than its heartbeat timeout (10 s) plus a scan (5 s); then joined.
     CutMasterFromControllers,
 }
 
-/// The nemeses of a run. `cut-master-from-controllers` only with `JEPSEN_PARTIAL=1`: it loses acknowledged
-/// messages in the Java brokers (docs/reliability.md, "Found"), which would fail every run of the suite until that
-/// is settled; by hand it reproduces the loss.
+/// The nemeses of a run: those named in `JEPSEN_NEMESES` (comma-separated), else the suite's set.
+/// `cut-master-from-controllers` only with `JEPSEN_PARTIAL=1` (or by name): it loses acknowledged messages in the
+/// Java brokers (docs/reliability.md, "Found"), which would fail every run of the suite until that is settled; by
+/// hand it reproduces the loss. `split-master-minority` only by name.
 fn nemeses() -> Vec<Nemesis> {
+    if let Ok(names) = std::env::var("JEPSEN_NEMESES") {
+        let by_name = |name: &str| {
+            ALL_NEMESES.iter().copied().find(|n| n.name() == name).unwrap_or_else(|| {
+                panic!("JEPSEN_NEMESES: no nemesis `{name}` (one of {:?})", ALL_NEMESES.map(Nemesis::name))
+            })
+        };
+        return names.split(',').map(str::trim).filter(|n| !n.is_empty()).map(by_name).collect();
+    }
     let mut all = vec![
         Nemesis::IsolateLeader,
         Nemesis::KillController,
         Nemesis::PauseLeader,
+        Nemesis::PauseFollower,
         Nemesis::KillMaster,
         Nemesis::RestartControllers,
         Nemesis::Split,
@@ -104,18 +123,36 @@ fn nemeses() -> Vec<Nemesis> {
     all
 }
 
+/// Every nemesis, for `JEPSEN_NEMESES`.
+const ALL_NEMESES: [Nemesis; 12] = [
+    Nemesis::IsolateLeader,
+    Nemesis::KillController,
+    Nemesis::PauseLeader,
+    Nemesis::PauseFollower,
+    Nemesis::KillMaster,
+    Nemesis::RestartControllers,
+    Nemesis::Split,
+    Nemesis::Bridge,
+    Nemesis::PauseMaster,
+    Nemesis::KillSlaveThenMaster,
+    Nemesis::SplitMasterMinority,
+    Nemesis::CutMasterFromControllers,
+];
+
 impl Nemesis {
     fn name(self) -> &'static str {
         match self {
             Nemesis::IsolateLeader => "isolate-leader",
             Nemesis::KillController => "kill-controller",
             Nemesis::PauseLeader => "pause-leader",
+            Nemesis::PauseFollower => "pause-follower",
             Nemesis::KillMaster => "kill-master",
             Nemesis::RestartControllers => "restart-controllers",
             Nemesis::Split => "split",
             Nemesis::Bridge => "bridge",
             Nemesis::PauseMaster => "pause-master",
             Nemesis::KillSlaveThenMaster => "kill-slave-then-master",
+            Nemesis::SplitMasterMinority => "split-master-minority",
             Nemesis::CutMasterFromControllers => "cut-master-from-controllers",
         }
     }
@@ -237,6 +274,15 @@ impl World {
                 self.nodes[i].resume();
                 self.fault(false, nemesis, &self.nodes[i].name);
             }
+            Nemesis::PauseFollower => {
+                let l = self.leader();
+                let i = (l + 1 + rng.below(2)) % 3;
+                self.fault(true, nemesis, &self.nodes[i].name);
+                self.nodes[i].pause();
+                std::thread::sleep(hold);
+                self.nodes[i].resume();
+                self.fault(false, nemesis, &self.nodes[i].name);
+            }
             Nemesis::KillMaster => {
                 let Some(i) = self.master_broker() else {
                     step(self.t0, "kill-master: no master now, skipped");
@@ -338,6 +384,26 @@ impl World {
                 self.fault(false, nemesis, &target);
                 self.brokers[m].wait_booted();
             }
+            Nemesis::SplitMasterMinority => {
+                let Some(m) = self.master_broker() else {
+                    step(self.t0, "split-master-minority: no master now, skipped");
+                    return;
+                };
+                let l = self.leader();
+                let (leader, master) = (self.nodes[l].host.clone(), self.brokers[m].host.clone());
+                let mut other: Vec<Ipv4Addr> =
+                    self.nodes.iter().enumerate().filter(|(i, _)| *i != l).map(|(_, n)| n.host.addr).collect();
+                other.push(self.brokers[1 - m].host.addr);
+                let target = format!("{}+{} | rest", self.nodes[l].name, self.brokers[m].name);
+                self.fault(true, nemesis, &target);
+                self.net.cut_from(&leader, &other).expect("nft cut");
+                self.net.cut_from(&master, &other).expect("nft cut");
+                // Past a new leader's grace (one heartbeat timeout, 10 s) after its election (~3.5 s), and a scan.
+                std::thread::sleep(rng.millis(20_000, 24_000));
+                self.net.heal_cut(&leader).expect("nft heal");
+                self.net.heal_cut(&master).expect("nft heal");
+                self.fault(false, nemesis, &target);
+            }
             Nemesis::CutMasterFromControllers => {
                 let Some(i) = self.master_broker() else {
                     step(self.t0, "cut-master-from-controllers: no master now, skipped");
@@ -379,6 +445,20 @@ impl World {
         }
         s
     }
+}
+
+/// The producer's acknowledged sends ("ACK i start end broker", epoch ms) on the run's clock.
+fn acks(file: &std::path::Path, log: &Log) -> Vec<checker::Ack> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.strip_prefix("ACK ")?.split_whitespace();
+            let n = f.next()?.parse().ok()?;
+            let sent_ms = f.next().and_then(|t| t.parse().ok()).map_or(0, |t| log.run_ms(t));
+            let broker = f.nth(1).unwrap_or("?").to_string();
+            Some(checker::Ack { n, sent_ms, broker })
+        })
+        .collect()
 }
 
 /// Whether the history has, sent after `after_ms`, an answer of the leader naming a master and a route to it.
@@ -582,7 +662,7 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
             &format!("{follower_reads} answers of 1004 by followers; counted as reads, they add {extra} violations"),
         );
     }
-    checker::check_messages(&acked, &read, &mut report);
+    checker::check_acks(&acks(&producer_out, &w.log), &read, &events, &mut report);
     // Rule 7, from the files of the stopped nodes: ours (raftlog.rs) or Java's DLedger store (dledger.rs). kill -9
     // as in the faults: ours fsynced what it committed before acknowledging it, Java's wrote it to mapped files,
     // which a killed process leaves in the page cache.
@@ -631,10 +711,12 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
         report.elections_checked, report.elections_unverifiable
     );
     eprintln!(
-        "messages: {} acknowledged, {} read, {} acknowledged and not read",
+        "messages: {} acknowledged, {} read, {} acknowledged and not read ({} of them stored by a deposed master: {:?})",
         acked.len(),
         read.len(),
-        acked.difference(&read).count()
+        acked.difference(&read).count(),
+        report.deposed_acks.len(),
+        report.deposed_acks
     );
     assert!(
         report.violations.is_empty(),

@@ -18,7 +18,7 @@ mod history;
 
 use std::collections::BTreeSet;
 
-use checker::{check, check_messages, check_raft_logs, NodeLog, Violation};
+use checker::{check, check_acks, check_raft_logs, Ack, NodeLog, Violation};
 use history::{Event, Replica};
 
 const BOUND: u64 = 60_000;
@@ -159,16 +159,47 @@ fn histories_round_trip_as_json_lines() {
     assert_eq!(back, h);
 }
 
+fn ack(n: u64, sent_ms: u64, broker: &str) -> Ack {
+    Ack { n, sent_ms, broker: broker.into() }
+}
+
+/// Rule 6 with the storing broker, over `clean()`: broker 1 (10.0.0.1) is master at epoch 1 from the first read;
+/// the read answered at 310 names broker 2 at epoch 2. A message broker 1 stored after that, lost, is the deposed
+/// master's; one broker 1 stored before it, or one the master stored, or one whose broker is unknown, lost, is a
+/// violation.
+#[test]
+fn a_lost_message_only_a_deposed_master_acknowledged_is_reported_apart() {
+    let h = clean();
+    let b1 = "10.0.0.1:10911";
+    let read_back: BTreeSet<u64> = [1].into();
+    let mut report = check(&h, BOUND);
+    check_acks(&[ack(1, 6_000, b1), ack(2, 6_000, b1)], &read_back, &h, &mut report);
+    assert_eq!(report.deposed_acks, vec![2]);
+    assert!(!report.violations.iter().any(|v| matches!(v, Violation::LostMessages { .. })), "{:?}", report.violations);
+
+    for (a, why) in [
+        (ack(3, 250, b1), "stored by broker 1 before the leader named broker 2"),
+        (ack(3, 6_000, "10.0.0.2:10911"), "stored by the master itself"),
+        (ack(3, 6_000, "?"), "the storing broker unknown"),
+    ] {
+        let mut report = check(&h, BOUND);
+        check_acks(&[a], &read_back, &h, &mut report);
+        assert!(report.deposed_acks.is_empty(), "{why}");
+        assert!(report.violations.contains(&Violation::LostMessages { count: 1, first: vec![3] }), "{why}");
+    }
+}
+
 #[test]
 fn an_acknowledged_message_not_read_fails() {
-    let acked: BTreeSet<u64> = [1, 2, 3, 5].into();
+    // Stored by the master of the whole history (broker 2, from 310 on).
+    let acked: Vec<Ack> = [1, 2, 3, 5].map(|n| ack(n, 1_000, "10.0.0.2:10911")).to_vec();
     // 4 was never acknowledged (a failed send), so not reading it is fine; 3 was, and is lost.
     let read: BTreeSet<u64> = [1, 2, 5, 6].into();
     let mut report = check(&clean(), BOUND);
-    check_messages(&acked, &read, &mut report);
+    check_acks(&acked, &read, &clean(), &mut report);
     assert_eq!(report.violations, vec![Violation::LostMessages { count: 1, first: vec![3] }]);
     let mut report = check(&clean(), BOUND);
-    check_messages(&acked, &[1, 2, 3, 5].into(), &mut report);
+    check_acks(&acked, &[1, 2, 3, 5].into(), &clean(), &mut report);
     assert_eq!(report.violations, vec![]);
 }
 

@@ -2,8 +2,9 @@
 // 5.5.0.
 //
 //   java JepsenClient produce NAMESRV TOPIC SECONDS [RETRIES]
-//        -> one send at a time for SECONDS, bodies "j-<i>": "ACK <i> <start> <end>" when the broker answered
-//           SEND_OK, "FAIL <i> <start> <end> <reason>" otherwise (times in ms since the epoch); "DONE" at the end
+//        -> one send at a time for SECONDS, bodies "j-<i>": "ACK <i> <start> <end> <broker>" when the broker answered
+//           SEND_OK (<broker>: the address that stored it, from the offset message id), "FAIL <i> <start> <end>
+//           <reason>" otherwise (times in ms since the epoch); "DONE" at the end
 //   java JepsenClient consume NAMESRV TOPIC GROUP    -> "READ <body>" per message, from the first offset, until killed
 //
 // NAMESRV may list several name servers ("a;b;c"), as clients are given them. RETRIES is the client's own resend
@@ -24,6 +25,7 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.common.message.MessageExt;
 
 public class JepsenClient {
@@ -54,7 +56,7 @@ public class JepsenClient {
                 SendResult r = p.send(new Message(topic, ("j-" + i).getBytes(StandardCharsets.UTF_8)));
                 String times = " " + start + " " + System.currentTimeMillis();
                 if (r.getSendStatus() == SendStatus.SEND_OK) {
-                    OUT.println("ACK " + i + times);
+                    OUT.println("ACK " + i + times + " " + storedBy(r));
                 } else {
                     OUT.println("FAIL " + i + times + " " + r.getSendStatus());
                 }
@@ -69,6 +71,15 @@ public class JepsenClient {
         p.shutdown();
         OUT.println("DONE");
         System.exit(0);
+    }
+
+    // The broker that stored a message: its offset message id begins with the store host's address.
+    static String storedBy(SendResult r) {
+        try {
+            return MessageDecoder.decodeMessageId(r.getOffsetMsgId()).getAddress().toString().replaceFirst("^.*/", "");
+        } catch (Exception e) {
+            return "?";
+        }
     }
 
     static void consume(String ns, String topic, String group) throws Exception {

@@ -1,14 +1,15 @@
-//! Issue 48, the name-server fleet: three name servers of ours, two Java 5.5.0 brokers (each the master of a group
-//! of its own, registering with all three), a producer and a consumer given all three addresses. Under the
-//! producer's load the nemeses restart the name servers one at a time, cut one name server off from the brokers
-//! (the one the producer is talking to), and kill or pause a broker; the checker (`fleet_check.rs`) then judges the
-//! history: no route to a broker gone longer than its timeout, no send failed because of the name servers, the
-//! fleet whole again after every heal, no acknowledged message lost.
+//! Issue 48, the name-server fleet: three name servers of ours, two Java 5.5.0 brokers (each the master of a group of
+//! its own, registering with all three), a producer and a consumer given all three addresses. Under the producer's load
+//! the nemeses restart the name servers one at a time, cut one name server off from the brokers (the one the producer
+//! is talking to), and kill or pause a broker; the checker (`fleet_check.rs`) then judges the history: no route to a
+//! broker gone longer than its timeout, no send failed because of the name servers, the fleet whole again after every
+//! heal, no acknowledged message lost.
 //!
 //! `JEPSEN_SEED` (default 48) picks the order and lengths; `JEPSEN_FLEET_SECONDS` (default 0: one round of every
-//! nemesis) how long new faults are started; `JEPSEN_NAME_SERVERS=java` runs three Java 5.5.0 name servers instead
-//! of ours, everything else the same; `JEPSEN_FLEET_WARM=1` gives ours a warm restart (`routeSnapshotPath`); `JEPSEN_NAMESRV_BIN` another build of ours (`fault-*`); `JEPSEN_KEEP=1` keeps
-//! the run's files. The history is written to `target/tmp/jepsen/fleet-<seed>[-java|-ours-warm].jsonl`. docs/reliability.md.
+//! nemesis) how long new faults are started; `JEPSEN_NAME_SERVERS=java` runs three Java 5.5.0 name servers instead of
+//! ours, everything else the same; `JEPSEN_FLEET_WARM=1` gives ours a warm restart (`routeSnapshotPath`);
+//! `JEPSEN_NAMESRV_BIN` another build of ours (`fault-*`); `JEPSEN_KEEP=1` keeps the run's files. The history is
+//! written to `target/tmp/jepsen/fleet-<seed>[-java|-ours-warm].jsonl`. docs/reliability.md.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
