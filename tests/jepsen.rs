@@ -454,9 +454,10 @@ fn acks(file: &std::path::Path, log: &Log) -> Vec<checker::Ack> {
         .filter_map(|l| {
             let mut f = l.strip_prefix("ACK ")?.split_whitespace();
             let n = f.next()?.parse().ok()?;
-            let sent_ms = f.next().and_then(|t| t.parse().ok()).map_or(0, |t| log.run_ms(t));
-            let broker = f.nth(1).unwrap_or("?").to_string();
-            Some(checker::Ack { n, sent_ms, broker })
+            // Without its time an acknowledgement counts as at the run's start: no read precedes it, never excused.
+            let acked_ms = f.nth(1).and_then(|t| t.parse().ok()).map_or(0, |t| log.run_ms(t));
+            let broker = f.next().unwrap_or("?").to_string();
+            Some(checker::Ack { n, acked_ms, broker })
         })
         .collect()
 }
@@ -642,6 +643,11 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
 
     let events = w.log.snapshot();
     std::fs::write(&file, history::to_json_lines(&events)).expect("write history");
+    // The clients' lines beside the history (which broker stored each message, when each send started), for
+    // reading a lost message back to its send.
+    for (client, out) in [("producer", &producer_out), ("consumer", &consumer_out)] {
+        let _ = std::fs::copy(out, file.with_extension(format!("{client}.out")));
+    }
 
     let mut report = checker::check(&events, RECOVERY_BOUND.as_millis() as u64);
     // Followers' answers are outside the rules (history.rs); how many there were, and what rules 1–4 would say
@@ -711,7 +717,7 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
         report.elections_checked, report.elections_unverifiable
     );
     eprintln!(
-        "messages: {} acknowledged, {} read, {} acknowledged and not read ({} of them stored by a deposed master: {:?})",
+        "messages: {} acknowledged, {} read, {} acknowledged and not read ({} of them acknowledged by a deposed master: {:?})",
         acked.len(),
         read.len(),
         acked.difference(&read).count(),

@@ -159,14 +159,14 @@ fn histories_round_trip_as_json_lines() {
     assert_eq!(back, h);
 }
 
-fn ack(n: u64, sent_ms: u64, broker: &str) -> Ack {
-    Ack { n, sent_ms, broker: broker.into() }
+fn ack(n: u64, acked_ms: u64, broker: &str) -> Ack {
+    Ack { n, acked_ms, broker: broker.into() }
 }
 
 /// Rule 6 with the storing broker, over `clean()`: broker 1 (10.0.0.1) is master at epoch 1 from the first read;
-/// the read answered at 310 names broker 2 at epoch 2. A message broker 1 stored after that, lost, is the deposed
-/// master's; one broker 1 stored before it, or one the master stored, or one whose broker is unknown, lost, is a
-/// violation.
+/// the read answered at 310 names broker 2 at epoch 2. A message broker 1 acknowledged after that, lost, is the
+/// deposed master's; one broker 1 acknowledged before it, or one the master acknowledged, or one whose broker is
+/// unknown, lost, is a violation.
 #[test]
 fn a_lost_message_only_a_deposed_master_acknowledged_is_reported_apart() {
     let h = clean();
@@ -178,8 +178,8 @@ fn a_lost_message_only_a_deposed_master_acknowledged_is_reported_apart() {
     assert!(!report.violations.iter().any(|v| matches!(v, Violation::LostMessages { .. })), "{:?}", report.violations);
 
     for (a, why) in [
-        (ack(3, 250, b1), "stored by broker 1 before the leader named broker 2"),
-        (ack(3, 6_000, "10.0.0.2:10911"), "stored by the master itself"),
+        (ack(3, 250, b1), "acknowledged by broker 1 before the leader named broker 2"),
+        (ack(3, 6_000, "10.0.0.2:10911"), "acknowledged by the master itself"),
         (ack(3, 6_000, "?"), "the storing broker unknown"),
     ] {
         let mut report = check(&h, BOUND);

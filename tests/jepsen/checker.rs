@@ -16,9 +16,10 @@
 //! 6. **No acknowledged message lost**: every message the producer saw SEND_OK for is read by a consumer that
 //!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
 //!    is on every replica in the SyncStateSet, and only those can be elected). A lost message that a *deposed*
-//!    master stored — before the send, the leader had already named another broker master — is reported apart
-//!    (`Report::deposed_acks`), not counted: the Java broker goes on acknowledging as master until it learns it was
-//!    replaced and then truncates what it took alone, whoever the controllers are (docs/reliability.md).
+//!    master acknowledged — before the acknowledgement arrived, the leader had already named another broker master
+//!    — is reported apart (`Report::deposed_acks`), not counted: the Java broker goes on acknowledging as master
+//!    until it learns it was replaced and then truncates what it took alone, whoever the controllers are
+//!    (docs/reliability.md).
 //! 7. **The committed Raft log is the same on every node**: read from each node's files once they are stopped
 //!    (`raftlog.rs`; Java's DLedger store: `dledger.rs`), every index from the highest purged one up to the lowest
 //!    committed one is present on every node and is the same entry (term, leader, payload; DLedger: term, body)
@@ -110,7 +111,7 @@ pub struct Report {
     pub elections_checked: usize,
     pub elections_unverifiable: usize,
     pub reads: usize,
-    /// Rule 6: lost messages a deposed master had acknowledged (not violations; see the rule).
+    /// Rule 6: lost messages a deposed master acknowledged (not violations; see the rule).
     pub deposed_acks: Vec<u64>,
 }
 
@@ -286,24 +287,26 @@ fn master_after_heal(events: &[Event], bound_ms: u64, report: &mut Report) {
 }
 
 /// Rule 6: adds a violation naming the first lost messages, if any acknowledged one was not read.
-/// One acknowledged send: its number, when it was sent (the run's ms) and the broker that stored it (`?` when the
-/// client could not tell).
+/// One acknowledged send: its number, when its acknowledgement arrived (the run's ms) and the broker that stored
+/// it (`?` when the client could not tell).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ack {
     pub n: u64,
-    pub sent_ms: u64,
+    pub acked_ms: u64,
     pub broker: String,
 }
 
-/// Rule 6 with the storing broker known: a lost message stored by a broker other than the master of the highest
-/// epoch the leader had named before the send goes to `deposed_acks`; every other lost message is a violation.
+/// Rule 6 with the storing broker known: a lost message acknowledged by a broker other than the master of the
+/// highest epoch the leader had named before the acknowledgement arrived goes to `deposed_acks`; every other lost
+/// message is a violation. The acknowledgement, not the send, is what counts: a send made to the master just before
+/// a pause of it is stored and acknowledged only when it resumes, deposed by then.
 pub fn check_acks(acks: &[Ack], read: &BTreeSet<u64>, events: &[Event], report: &mut Report) {
     let mut lost = Vec::new();
     for a in acks.iter().filter(|a| !read.contains(&a.n)) {
         let named = events
             .iter()
             .filter_map(|e| match e {
-                Event::Replica(r) if r.recv_ms <= a.sent_ms && r.master_id >= 0 => Some(r),
+                Event::Replica(r) if r.recv_ms <= a.acked_ms && r.master_id >= 0 => Some(r),
                 _ => None,
             })
             .max_by_key(|r| (r.master_epoch, r.recv_ms));
