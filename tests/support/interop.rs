@@ -378,7 +378,13 @@ pub fn two_namesrv_flow(peers: JavaPeers, tag: &str, java_peer: bool) {
     step(t0, "producer and consumer work with the first name server down");
 
     a.restart();
-    assert_eq!(route(a.addr(), &topic), None, "a restarted name server starts empty");
+    // It starts empty: a route it serves this early came from a registration since the restart (the broker may be
+    // connecting to it that very moment), never from before it. The route is read first, so a registration behind
+    // it is already counted.
+    if let Some(early) = route(a.addr(), &topic) {
+        let since = metric(a.http_addr(), "namesrv_registrations_total");
+        assert!(since >= 1.0, "a restarted name server starts empty, yet routed {early} with no registration");
+    }
     let (_, took) = wait_for(
         "the restarted name server to catch up",
         Duration::from_secs(15),
