@@ -91,8 +91,16 @@ impl SyncStateInfo {
     }
 
     fn set_master(&mut self, master: Option<BrokerId>) {
+        // Deliberately broken build (docs/reliability.md, "Broken builds the checker caught"): a new master after
+        // the first keeps the epoch of the one it replaces.
+        #[cfg(feature = "fault-epoch-reuse")]
+        let reuse = self.master_epoch > 0 && master.is_some() && self.master_broker_id != master;
+        #[cfg(not(feature = "fault-epoch-reuse"))]
+        let reuse = false;
         self.master_broker_id = master;
-        self.master_epoch += 1;
+        if !reuse {
+            self.master_epoch += 1;
+        }
     }
 
     fn set_sync_state_set(&mut self, set: BTreeSet<BrokerId>) {
