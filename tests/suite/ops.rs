@@ -182,17 +182,36 @@ fn graceful_shutdown_without_go_away_is_quick_and_complete() {
     c.expect_closed(Duration::from_secs(2));
 }
 
+/// A server with warm restart on (`routes.bin` beside its KV file), and the broker the warm-restart tests register.
+fn warm_fixture() -> (InProc, Broker<'static>) {
+    let fx = start(|c| {
+        c.route_snapshot_path =
+            std::path::Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
+    });
+    (fx, Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 })
+}
+
+/// The warm-restart tests' route query: TopicA's code.
+fn ask(c: &mut Client) -> i32 {
+    c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code
+}
+
+/// Asks until TopicA is gone (the expiry scan runs on the writer's own timer, after the clock moved); `why` if it
+/// is still served 5 s later.
+fn until_topic_gone(c: &mut Client, why: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ask(c) != ResponseCode::TOPIC_NOT_EXIST {
+        assert!(std::time::Instant::now() < deadline, "{why}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Warm restart: a restarted server serves the routes it had, provisionally, until the broker re-registers — a
 /// client never sees TOPIC_NOT_EXIST for a live broker's topic (apache/rocketmq #5322). Without re-registration
 /// the provisional broker expires like any other.
 #[test]
 fn warm_restart_serves_saved_routes_until_brokers_re_register() {
-    let mut fx = start(|c| {
-        c.route_snapshot_path =
-            std::path::Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
-    });
-    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
-    let ask = |c: &mut Client| c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code;
+    let (mut fx, broker) = warm_fixture();
 
     let mut b = fx.client();
     assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
@@ -225,11 +244,7 @@ fn warm_restart_serves_saved_routes_until_brokers_re_register() {
     let mut c = fx.client();
     assert_eq!(ask(&mut c), ResponseCode::SUCCESS);
     fx.clock.advance_ms(121_000);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while ask(&mut c) != ResponseCode::TOPIC_NOT_EXIST {
-        assert!(std::time::Instant::now() < deadline, "provisional broker never expired");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    until_topic_gone(&mut c, "provisional broker never expired");
     assert_eq!(get(fx.http_addr().unwrap(), "/ready").0, 200);
 }
 
@@ -237,12 +252,7 @@ fn warm_restart_serves_saved_routes_until_brokers_re_register() {
 /// most of its timeout before the restart goes when the rest of it passes; one silent for longer is not served.
 #[test]
 fn warm_restart_counts_a_brokers_timeout_from_when_it_was_last_heard_from() {
-    let mut fx = start(|c| {
-        c.route_snapshot_path =
-            std::path::Path::new(&c.kv_config_path).with_file_name("routes.bin").to_string_lossy().into();
-    });
-    let broker = Broker { cluster: "C1", name: "b1", addr: "127.0.0.1:10911", id: 0 };
-    let ask = |c: &mut Client| c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA")).code;
+    let (mut fx, broker) = warm_fixture();
 
     let mut b = fx.client();
     assert_eq!(b.request(broker.register(&["TopicA", "TopicB"], 1, 513)).code, ResponseCode::SUCCESS);
@@ -253,11 +263,7 @@ fn warm_restart_counts_a_brokers_timeout_from_when_it_was_last_heard_from() {
     let mut c = fx.client();
     assert_eq!(ask(&mut c), ResponseCode::SUCCESS, "20 s of its 120 s timeout are left");
     fx.clock.advance_ms(20_001);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while ask(&mut c) != ResponseCode::TOPIC_NOT_EXIST {
-        assert!(std::time::Instant::now() < deadline, "served past its timeout counted from its registration");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    until_topic_gone(&mut c, "served past its timeout counted from its registration");
     drop(c);
 
     // Registered again, then silent for longer than its timeout while the name server is down.
