@@ -2,8 +2,8 @@
 //! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor, when
 //! modules import each other in a circle (sideways imports within a floor are allowed, circles never), and when a
 //! module of `lib.rs` is missing from the table or from `lib.rs`'s own module map. Test code is exempt (a test may
-//! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and what follows
-//! `#[cfg(test)]` in a file.
+//! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and each item marked
+//! `#[cfg(test)]` — that item alone, so every production line of a file is read, below its test module too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -65,10 +65,152 @@ fn is_test_file(rel: &Path) -> bool {
         || rel.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s == "tests")
 }
 
-/// The code of a file without comments and without what follows its first `#[cfg(test)]`.
+/// The production code of a file: without comments and without each item marked `#[cfg(test)]` (a test module,
+/// a test-only function, `use`, variant or match arm), and nothing more, so that production code after a test-only
+/// item is still read.
 fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
-    text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+    let code = lexed(text);
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(TEST_ONLY) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + TEST_ONLY.len()..];
+        rest = &item[item_end(item)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+const TEST_ONLY: &str = "#[cfg(test)]";
+
+/// `text` with comments removed and the contents of string and character literals blanked (their quotes kept), so
+/// that braces, `//` and `crate::` inside literals are neither structure nor imports.
+fn lexed(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            // Block comments nest in Rust.
+            let (mut depth, mut j) = (0usize, i);
+            while j < chars.len() {
+                if chars[j] == '/' && chars.get(j + 1) == Some(&'*') {
+                    depth += 1;
+                    j += 2;
+                } else if chars[j] == '*' && chars.get(j + 1) == Some(&'/') {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            out.push(' ');
+            i = j;
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !ident_before(&chars, i) {
+            // A raw string: r"…", r#"…"#, … (an `r#ident` raw identifier has no quote after its hashes).
+            let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if chars.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let body_at = i + 2 + hashes;
+            let body: String = chars[body_at..].iter().collect();
+            let len = body.find(&close).map(|n| body[..n].chars().count()).unwrap_or(chars.len() - body_at);
+            out.push_str("\"\"");
+            i = body_at + len + 1 + hashes;
+        } else if c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '"' {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            i = j + 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{7f}') or a lifetime ('a, which has no closing quote).
+            let len = if next == Some('\\') {
+                chars[i + 2..].iter().position(|&q| q == '\'').map(|n| n + 3)
+            } else {
+                (chars.get(i + 2) == Some(&'\'')).then_some(3)
+            };
+            match len {
+                Some(len) => {
+                    out.push_str("' '");
+                    i += len;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn ident_before(chars: &[char], i: usize) -> bool {
+    i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_')
+}
+
+/// Where the item that starts `code` ends (comments and literals already blanked): after its `;`, after its
+/// block's `}`, or — for an enum variant, a field or a match arm — after its `,`; never past the `}` that closes
+/// the scope it is in. Further attributes before the item are part of it.
+fn item_end(code: &str) -> usize {
+    let mut head = code.trim_start();
+    // Past further attributes (`#[derive(…)]`, …): brackets inside them balance.
+    while let Some(attr) = head.strip_prefix("#[") {
+        let mut depth = 1usize;
+        let close = attr.find(|c: char| {
+            depth = match c {
+                '[' => depth + 1,
+                ']' => depth - 1,
+                _ => depth,
+            };
+            depth == 0
+        });
+        head = close.map_or("", |n| attr[n + 1..].trim_start());
+    }
+    // Past a visibility (`pub`, `pub(crate)`, …) and `async`, the keyword that says this is an item.
+    let item = head
+        .strip_prefix("pub")
+        .map_or(head, |r| r.strip_prefix(|c: char| c == '(').map_or(r, |r| &r[r.find(')').map_or(0, |n| n + 1)..]));
+    let item = item.trim_start();
+    let item = item.strip_prefix("async ").unwrap_or(item);
+    let declares =
+        ["fn ", "mod ", "use ", "impl", "struct ", "enum ", "const ", "static ", "type ", "trait ", "macro_rules!"]
+            .iter()
+            .any(|k| item.starts_with(k));
+    let mut depth = 0usize;
+    for (i, c) in code.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return i,
+            ')' | ']' => depth -= 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            ';' if depth == 0 => return i + 1,
+            ',' if depth == 0 && !declares => return i + 1,
+            _ => {}
+        }
+    }
+    code.len()
 }
 
 /// The top-level modules a file's code names: `crate::x` and each item of `crate::{x::…, y, …}`.
@@ -219,6 +361,21 @@ fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments_or_tests() {
     );
     let found: Vec<String> = named_modules(&code).into_iter().collect();
     assert_eq!(found, ["clock", "config", "model", "state"]);
+}
+
+/// Production code after a test-only item is read: the check once cut each file at its first `#[cfg(test)]` and
+/// so never saw the lower half of `handlers/mod.rs` or `writer/mod.rs`.
+#[test]
+fn the_import_reader_reads_past_test_only_items_to_the_end_of_the_file() {
+    let code = code_of(
+        "#[cfg(test)]\npub(crate) use crate::server::X;\nenum E {\n    #[cfg(test)]\n    Only(crate::http::Y),\n    \
+         Real(crate::model::Z),\n}\nfn f(t: T) { match t {\n    #[cfg(test)]\n    T::A => crate::feed::g(1, 2),\n    \
+         T::B => crate::clock::now(),\n} }\n#[cfg(test)]\nmod tests {\n    fn s() { let _ = \"}\"; crate::writer::w(); }\n}\n\
+         #[cfg(test)]\n#[derive(Debug)]\nstruct Probe<A, B> { a: A, b: crate::audit::B }\n\
+         pub(crate) fn late() { let _ = '{'; let _ = r#\"{ crate::tls \"#; crate::config::load(); } /* crate::acl */\n",
+    );
+    let found: Vec<String> = named_modules(&code).into_iter().collect();
+    assert_eq!(found, ["clock", "config", "model"], "read:\n{code}");
 }
 
 /// Unit tests have one layout: a module's tests are its `mod tests` — inline when short, `tests.rs` beside the module
