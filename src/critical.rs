@@ -1,6 +1,8 @@
-//! Threads the service cannot live without (the reactors, the writer, the decoder, the ACL-reload thread, the
-//! controller): a panic that escapes one ends the process with `EXIT_THREAD_PANICKED` instead of leaving a server
-//! that half works, so the service manager restarts it (docs/security.md).
+//! Threads the service cannot live without: those without which it would go on answering clients wrongly (the
+//! reactors, the writer, the decoder, the controller, and the two that keep the accounts current, the ACL-reload and
+//! ACL 2.0 users threads; docs/architecture.md, "Which threads are critical"). A panic that escapes one ends the
+//! process with `EXIT_THREAD_PANICKED` instead of leaving a server that half works, so the service manager restarts
+//! it (docs/security.md).
 
 use std::thread::JoinHandle;
 

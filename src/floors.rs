@@ -363,6 +363,56 @@ fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments_or_tests() {
     assert_eq!(found, ["clock", "config", "model", "state"]);
 }
 
+/// The "Rules" table of docs/architecture.md: rows `| `path`, `!path` | `name`, … | why |`.
+fn declared_rules() -> Vec<(Vec<String>, Vec<String>)> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("docs/architecture.md");
+    let section = doc.split("\n## Rules").nth(1).expect("a \"## Rules\" section in docs/architecture.md");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split(',').map(|c| c.trim().trim_matches('`').to_string()).filter(|c| !c.is_empty()).collect()
+    };
+    let rules: Vec<_> = section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let (paths, names) = (cells.get(1)?, cells.get(2)?);
+            paths.starts_with('`').then(|| (ticked(paths), ticked(names)))
+        })
+        .collect();
+    assert!(!rules.is_empty(), "the Rules table of docs/architecture.md has no row");
+    rules
+}
+
+#[test]
+fn the_rules_of_docs_architecture_hold() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut broken = Vec::new();
+    for (paths, names) in declared_rules() {
+        let (out, within): (Vec<_>, Vec<_>) = paths.iter().partition(|p| p.starts_with('!'));
+        let matches = |rel: &str, p: &str| if p.ends_with('/') { rel.starts_with(p) } else { rel == p };
+        for file in &files {
+            let rel = file.strip_prefix(root()).expect("under the root").display().to_string();
+            let rel_in_src = Path::new(&rel).strip_prefix("src").expect("under src");
+            if is_test_file(rel_in_src)
+                || !within.iter().any(|p| matches(&rel, p))
+                || out.iter().any(|p| matches(&rel, &p[1..]))
+            {
+                continue;
+            }
+            let code = code_of(&std::fs::read_to_string(file).expect("read"));
+            for name in names.iter().filter(|n| code.contains(n.as_str())) {
+                broken.push(format!("{rel} names {name}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "production code that breaks a rule of docs/architecture.md (\"Rules\"):\n{}",
+        broken.join("\n")
+    );
+}
+
 /// Production code after a test-only item is read: the check once cut each file at its first `#[cfg(test)]` and
 /// so never saw the lower half of `handlers/mod.rs` or `writer/mod.rs`.
 #[test]
