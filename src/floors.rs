@@ -5,6 +5,8 @@
 //! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and each item marked
 //! `#[cfg(test)]` — that item alone, so every production line of a file is read, below its test module too.
 
+mod doc_paths;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
