@@ -233,14 +233,14 @@ fn controller_frames_have_a_deadline_idle_connections_close_and_connections_are_
 fn a_controller_flood_cannot_take_the_name_server_ports_descriptors() {
     let _turn = crate::heavy();
     let dir = tempfile::tempdir().unwrap();
-    let (ctl_port, ns_port) = (support::free_port(), support::free_port());
+    let (ctl_port, ns_port, http_port) = (support::free_port(), support::free_port(), support::free_port());
     let props = dir.path().join("namesrv.properties");
     std::fs::write(
         &props,
         format!(
             "listenPort={ns_port}\nbindAddress=127.0.0.1\nenableControllerInNamesrv=true\n\
              controllerDLegerGroup=group1\ncontrollerDLegerPeers=n0-127.0.0.1:{ctl_port}\ncontrollerDLegerSelfId=n0\n\
-             controllerStorePath={}\nkvConfigPath={}\n",
+             controllerStorePath={}\nkvConfigPath={}\nhttpAddress=127.0.0.1:{http_port}\n",
             dir.path().join("store").display(),
             dir.path().join("kv.json").display()
         ),
@@ -259,8 +259,17 @@ fn a_controller_flood_cannot_take_the_name_server_ports_descriptors() {
     let up = eventually(Duration::from_secs(15), || TcpStream::connect(ns).is_ok() && TcpStream::connect(ctl).is_ok());
     let flood: Vec<_> =
         (0..300).filter_map(|_| TcpStream::connect_timeout(&ctl, Duration::from_secs(1)).ok()).collect();
-    // The flood is accepted (or refused) by now: a route query on the other port needs a descriptor too.
-    std::thread::sleep(Duration::from_millis(500)); // no event says when the controller's accept loop is done
+    // Every connection of the flood kept or refused (`/metrics`) before a route query asks for a descriptor too.
+    let http = SocketAddr::from(([127, 0, 0, 1], http_port));
+    let metric = |name: &str| -> Option<usize> {
+        let text = support::observe::http_get(http, "/metrics").ok()?;
+        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok())
+    };
+    let settled = eventually(Duration::from_secs(10), || {
+        let kept = metric("namesrv_controller_connections ").unwrap_or(0);
+        let refused = metric("namesrv_limit_hits_total{limit=\"controller_connections\"} ").unwrap_or(0);
+        kept + refused >= flood.len()
+    });
     let answered = (0..5).any(|_| {
         let Ok(s) = TcpStream::connect_timeout(&ns, Duration::from_secs(1)) else { return false };
         let mut c = Client::from_stream(s);
@@ -271,5 +280,6 @@ fn a_controller_flood_cannot_take_the_name_server_ports_descriptors() {
     let _ = child.wait();
     let text = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
     assert!(up, "started\n{text}");
+    assert!(settled, "the controller port kept or refused every connection of the flood\n{text}");
     assert!(answered, "the name-server port answered with {} controller connections open\n{text}", flood.len());
 }
