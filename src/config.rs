@@ -291,6 +291,12 @@ config_table! {
     // be listed, it is skipped; empty = off), and how often each is compared with us.
     Ours Start namesrv_peers: String = String::new(), "namesrvPeers";
     Ours Start fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
+    // Frames in progress (docs/decisions/0032): once its first byte is in, a frame must be whole within
+    // frameReadTimeoutSeconds, or within its length at frameMinBytesPerSecond if that is longer (a big registration
+    // over a slow link); otherwise its connection is closed and what it held given back. 0 = no deadline / the floor
+    // only.
+    Ours Start frame_read_timeout_seconds: u64 = 30, "frameReadTimeoutSeconds";
+    Ours Start frame_min_bytes_per_second: u64 = 256 * 1024, "frameMinBytesPerSecond";
 }
 
 /// Why a configuration could not be loaded.

@@ -245,9 +245,11 @@ impl Metrics {
         self.history.lock().unwrap_or_else(|e| e.into_inner()).to_json(now_ms)
     }
 
-    /// How often peers went over `limit`, summed over the reactors.
+    /// How often peers went over `limit`, summed over the reactors and the controller port.
     pub fn limit_hits(&self, limit: Limit) -> u64 {
-        self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(std::sync::atomic::Ordering::Acquire)).sum()
+        let acquire = std::sync::atomic::Ordering::Acquire;
+        let reactors: u64 = self.reactors.iter().map(|r| r.limit_hits[limit as usize].load(acquire)).sum();
+        reactors + self.controller.limit_hits[limit as usize].load(acquire)
     }
 
     /// Replies and latencies summed over the reactors, by request code.

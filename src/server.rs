@@ -198,10 +198,12 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         addr => Some(HttpServer::bind(addr).map_err(|source| StartError::Http { addr: addr.into(), source })?),
     };
     let (acl, reloader) = load_acl(&config, &metrics)?;
+    let mut controller_cap = None;
     let controller = match config.enable_controller_in_namesrv {
         true => {
             let settings = ControllerSettings::from_keys(&config.extra, config.scan_not_active_broker_interval)
                 .map_err(ControllerStartError::from)?;
+            controller_cap = Some(settings.max_connections);
             Some(controller_node::start(
                 settings,
                 config.max_frame_length,
@@ -253,7 +255,10 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         tls: tls.clone(),
         acl: acl.clone(),
         acl_metrics: metrics.acl.clone(),
-        settings: Settings::from_config(&config, started_ms),
+        settings: Settings {
+            max_connections: remoting_share(&config, controller_cap),
+            ..Settings::from_config(&config, started_ms)
+        },
     };
     let mut built = Vec::with_capacity(reactors);
     for (i, (poll, listener, inbox_rx)) in parts.into_iter().enumerate() {
@@ -514,6 +519,23 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     socket.bind(&addr.into())?;
     socket.listen(backlog)?;
     Ok(socket.into())
+}
+
+/// `maxConnections` within this port's share of the open-files limit, the controller port's share taken first
+/// (`limit::fd_shares`, decision 0032): a flood of connections on either port cannot take the descriptors the other
+/// needs, and accepting stops with a refusal, not with EMFILE.
+fn remoting_share(config: &Config, controller_cap: Option<usize>) -> usize {
+    let nofile = crate::limit::open_files_limit();
+    let (cap, _) = crate::limit::fd_shares(nofile, config.max_connections, controller_cap);
+    if cap != config.max_connections {
+        tracing::info!(
+            max_connections = config.max_connections,
+            open_files = nofile,
+            effective = cap,
+            "maxConnections lowered to this port's share of the open-files limit"
+        );
+    }
+    cap
 }
 
 #[cfg(test)]

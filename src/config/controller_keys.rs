@@ -31,4 +31,8 @@ pub(crate) const CONTROLLER_KEYS: &[&str] = &[
     "metricsInDelta",
     // Ours (not in 1010's answer): the budget of big frames being read on the controller port (`controller_node/room.rs`).
     "controllerFrameBytes",
+    // Ours: the controller port's connection cap, idle close and frame deadline (`controller_node/server.rs`).
+    "controllerMaxConnections",
+    "controllerIdleSeconds",
+    "controllerFrameTimeoutSeconds",
 ];

@@ -158,6 +158,12 @@ pub fn start(
     let ctx = Arc::new(server::Listener {
         max_frame,
         frames: room::FrameRoom::new(settings.frame_bytes, Arc::clone(&metrics)),
+        max_connections: connection_share(settings.max_connections),
+        idle: (settings.idle_secs > 0).then(|| std::time::Duration::from_secs(settings.idle_secs)),
+        frame_timeout_ms: i64::try_from(settings.frame_timeout_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
+        refused: Default::default(),
+        last_refusal_log_ms: Default::default(),
+        started: tokio::time::Instant::now(),
         metrics: Arc::clone(&metrics),
         raft_peers: settings.peers.iter().filter_map(|p| p.addr.parse::<SocketAddr>().ok()).map(|a| a.ip()).collect(),
     });
@@ -209,4 +215,16 @@ async fn timers(node: Arc<Node>) {
             }
         }
     }
+}
+
+/// `controllerMaxConnections` within the controller port's share of the open-files limit (`limit::fd_shares`,
+/// decision 0032), so that a flood here leaves the name-server port its descriptors.
+fn connection_share(configured: usize) -> usize {
+    let nofile = crate::limit::open_files_limit();
+    let cap = crate::limit::fd_shares(nofile, 0, Some(configured)).1.unwrap_or(configured);
+    if cap != configured {
+        info!(target: "controller", controller_max_connections = configured, open_files = nofile, effective = cap,
+            "controllerMaxConnections lowered to the controller port's share of the open-files limit");
+    }
+    cap
 }

@@ -3,7 +3,8 @@
 //! to `maxFrameLength` before a byte of its frame was checked: `frame::decode` reserves the declared length as soon
 //! as the prefix is in, so twenty connections that each announce a 15 MB frame and send half of it held 274 MB.
 //!
-//! A frame longer than `BIG_FRAME` takes its declared length from the budget before it is read further. Without
+//! Every frame not whole in one read takes its declared length from the budget before it is read further (decision
+//! 0032: a limit only on frames over 256 KiB let 3,000 connections hold 255 KiB each). Without
 //! room its connection stops reading (TCP holds the sender back) until room is given back, for at most
 //! `ROOM_WAIT`, and is then closed. The room is given back when the frame has been handled, or when its connection
 //! closes in the middle of it (`Room` gives it back when dropped).
@@ -18,8 +19,9 @@ use tokio::sync::Notify;
 use crate::limit::ByteBudget;
 use crate::metrics::ControllerMetrics;
 
-/// Frames up to this long are read without taking room: every broker request and most Raft messages.
-pub(crate) const BIG_FRAME: usize = 256 * 1024;
+/// A connection's read buffer is kept up to this capacity between frames; a larger one (a frame that took room
+/// was read into it) is let go with the room (decision 0032).
+pub(crate) const SMALL_BUFFER: usize = 64 * 1024;
 
 /// How long a connection waits for room before it is closed.
 pub(crate) const ROOM_WAIT: Duration = Duration::from_secs(10);

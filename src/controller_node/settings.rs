@@ -45,6 +45,16 @@ pub struct Settings {
     pub notify_broker_role_changed: bool,
     /// `controllerFrameBytes` (ours): bytes of big frames the controller port reads at once (0 = unlimited).
     pub frame_bytes: usize,
+    /// `controllerMaxConnections` (ours): connections the port keeps at once, within its share of the open-files
+    /// limit (`limit::fd_shares`); more are closed at accept. 0 = the share.
+    pub max_connections: usize,
+    /// `controllerIdleSeconds` (ours): a connection with no whole frame for this long is closed (0 = never).
+    /// Brokers heartbeat every few seconds and Raft peers more often.
+    pub idle_secs: u64,
+    /// `controllerFrameTimeoutSeconds` (ours): how long a frame may take to arrive once started, longer for a big
+    /// one at `CONTROLLER_FRAME_MIN_RATE` (`limit::frame_deadline_ms`); then its connection is closed and its room
+    /// given back (0 = no deadline).
+    pub frame_timeout_secs: u64,
     /// The Java knobs we accept without a meaning here (thread pools, DLedger's file size, metrics exporters), as the
     /// file set them: 1010 shows them as Java would.
     pub inert: BTreeMap<String, String>,
@@ -118,6 +128,9 @@ impl Settings {
             enable_elect_unclean_master: flag(get("enableElectUncleanMaster"), false),
             notify_broker_role_changed: flag(get("notifyBrokerRoleChanged"), true),
             frame_bytes: size(get("controllerFrameBytes"), "controllerFrameBytes", DEFAULT_FRAME_BYTES)?,
+            max_connections: size(get("controllerMaxConnections"), "controllerMaxConnections", 1024)?,
+            idle_secs: size(get("controllerIdleSeconds"), "controllerIdleSeconds", 120)? as u64,
+            frame_timeout_secs: size(get("controllerFrameTimeoutSeconds"), "controllerFrameTimeoutSeconds", 30)? as u64,
             inert: INERT_DEFAULTS
                 .iter()
                 .map(|(k, default)| {

@@ -36,9 +36,19 @@ pub struct ControllerMetrics {
     pub frames_waiting: AtomicU64,
     /// and the capacity of the connections' read buffers: what the port holds for frames not whole yet.
     pub read_buffer_bytes: AtomicU64,
+    /// Connections open on the controller port.
+    pub connections: AtomicU64,
+    /// The controller port's limit hits, by `Limit` (shown in `namesrv_limit_hits_total` with the reactors').
+    pub limit_hits: [AtomicU64; crate::limit::Limit::ALL.len()],
 }
 
 impl ControllerMetrics {
+    /// A peer of the controller port went over a limit.
+    pub(crate) fn limit_hit(&self, limit: crate::limit::Limit) {
+        // Release, as the reactors': whoever sees the count sees the log line written before it.
+        self.limit_hits[limit as usize].fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
     /// Counts an election by its answer's code: SUCCESS, 2011 (the master lives) or a failure.
     pub(crate) fn election(&self, code: i32) {
         let i = match code {
@@ -80,6 +90,8 @@ pub(super) fn render(o: &mut String, c: &ControllerMetrics) {
     metric(o, "namesrv_controller_frames_waiting", "gauge", "Connections waiting for room for a big frame.", waiting);
     let buffers = c.read_buffer_bytes.load(Relaxed);
     metric(o, "namesrv_controller_read_buffer_bytes", "gauge", "Read buffers of the controller port.", buffers);
+    let open = c.connections.load(Relaxed);
+    metric(o, "namesrv_controller_connections", "gauge", "Connections open on the controller port.", open);
 }
 
 /// A label value with Prometheus's escapes (group names are the brokers' input).

@@ -7,7 +7,8 @@ use bytes::BytesMut;
 use mio::net::TcpStream;
 use tracing::warn;
 
-use super::transport::{self, ReadOutcome, Transport};
+use super::admission::{may_read, Admission, ReadLimits, ReadOutcome};
+use super::transport::{self, Transport};
 use crate::protocol::frame;
 
 pub(crate) struct Conn {
@@ -16,8 +17,14 @@ pub(crate) struct Conn {
     pub gen: u32,
     pub input: BytesMut,
     pub output: BytesMut,
-    /// Last read or write, for the idle timeout (Java's ALL_IDLE).
+    /// Last whole frame read, or reply written, for the idle timeout: progress, not bytes, so that a peer trickling
+    /// a byte now and then is not kept for ever (decision 0032).
     pub last_active_ms: i64,
+    /// Frames decoded so far (wrapping): the once-a-second tick tells a frame still arriving from a new one by it.
+    pub frames_done: u32,
+    /// The frame at the front of `input` was first seen unfinished at this tick, with `frames_done` then: the frame
+    /// deadline runs from there (`Reactor::close_idle`).
+    pub partial_since: Option<(u32, i64)>,
     /// This connection sent REGISTER_BROKER, so its close may evict a broker.
     pub broker: bool,
     /// WRITABLE interest is registered (only while output is pending).
@@ -45,7 +52,7 @@ pub(crate) struct Conn {
     /// In `Reactor::held`: stopped in the middle of a big frame until `admission` can be taken.
     pub held: bool,
     /// Limits this peer went over that were already logged (bit = `Limit as u8`): one log line per connection.
-    limits_logged: u8,
+    limits_logged: u16,
 }
 
 /// A request read in full whose handling waits for room on the decoder's queue.
@@ -61,41 +68,6 @@ pub(crate) struct Outbound {
     pub connected: bool,
     /// Queued notifications not written by then are dropped (Java's one-way timeout).
     pub deadline: Option<std::time::Instant>,
-}
-
-/// Room on the decoder's queue (`decoderQueueBytes`) taken for a big frame before the rest of it is read (decision
-/// 0027): a burst of big registrations then waits in the kernel's socket buffers instead of in fresh memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Admission {
-    /// No big frame is being read, or it is read without admission (TLS).
-    #[default]
-    None,
-    /// The big frame at the front of `input` found no room yet: the rest of it is not read.
-    Waiting,
-    /// `bytes` are taken for the big frame being read, since `at_ms`.
-    Taken { bytes: usize, at_ms: i64 },
-    /// Taken for longer than `ADMISSION_LIMIT_MS` and given back (`Reactor::close_idle`): the rest of the frame is
-    /// read without it, so that a peer sending slowly cannot hold the room others need.
-    Revoked,
-}
-
-/// How long a big frame may hold its admission while it arrives: a 1.5 MB body takes milliseconds on a LAN, ~1 s
-/// at 10 Mbit/s.
-pub(crate) const ADMISSION_LIMIT_MS: i64 = 1000;
-
-/// How much one `Conn::fill` may read, and what it needs to admit a big frame.
-pub(crate) struct ReadLimits<'a> {
-    /// Bytes at most, so that one flooding peer cannot monopolise the reactor.
-    pub max_bytes: usize,
-    /// A short read ends the call (see `Conn::fill`).
-    pub short_read_ends: bool,
-    /// The decoder's byte budget (`decoderQueueBytes`), where a big frame takes its room.
-    pub room: &'a crate::limit::ByteBudget,
-    /// A longer frame is refused by `frame::decode` once its prefix is in: nothing is taken or reserved for it.
-    pub max_frame: usize,
-    pub now_ms: i64,
-    /// Counts the frames that had to wait for room, once each.
-    pub waited: &'a std::sync::atomic::AtomicU64,
 }
 
 /// A decoded frame's body shares `input`'s allocation, and after it is dropped the emptied `input` still holds all
@@ -114,6 +86,8 @@ impl Conn {
             input: BytesMut::new(),
             output: BytesMut::new(),
             last_active_ms: now_ms,
+            frames_done: 0,
+            partial_since: None,
             broker: false,
             want_write: false,
             outbound: None,
@@ -136,29 +110,41 @@ impl Conn {
 
     /// True the first time this connection goes over `limit`: log then, count always.
     pub(crate) fn first_time_over(&mut self, limit: crate::limit::Limit) -> bool {
-        let bit = 1u8 << (limit as u8);
+        let bit = 1u16 << (limit as u8);
         let first = self.limits_logged & bit == 0;
         self.limits_logged |= bit;
         first
     }
 
     /// Reads until WouldBlock (mio is edge-triggered) — or a short read, if `short_read_ends` — appending plaintext
-    /// to `input`, at most `max_bytes`; returns the bytes read too. Stops early (`Held`) at the start of a big frame
-    /// the decoder's queue has no room for (`may_read`).
+    /// to `input`, at most `max_bytes`; returns the bytes read too. Stops early (`Held`) at the start of a frame of
+    /// more than `SMALL_FRAME` bytes the decoder's queue has no room for (`may_read`), on either transport.
     pub(crate) fn fill(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
+        if let Transport::Sniff(_) = self.transport {
+            // One read decides the transport: more, before it is decided, would be read without admission.
+            let (outcome, n) = self.fill_plain(scratch, limits, true);
+            if let Err(reason) = self.transport.sniffed(&mut self.input) {
+                warn!(peer = %self.peer, %reason, "closing the connection");
+                self.input = BytesMut::new();
+                return (ReadOutcome::Closed, n);
+            }
+            let short = limits.short_read_ends && n < scratch.len();
+            if !matches!(outcome, ReadOutcome::Open) || n == 0 || short || matches!(self.transport, Transport::Sniff(_))
+            {
+                return (outcome, n);
+            }
+            let (outcome, more) = self.fill(scratch, limits);
+            return (outcome, n + more);
+        }
         if let Transport::Tls(tls) = &mut self.transport {
-            return transport::fill_tls(tls, &mut self.stream, &mut self.input, self.peer, limits.max_bytes);
+            let mut tls = transport::TlsRead { tls, stream: &mut self.stream, peer: self.peer };
+            return tls.fill(&mut self.input, &mut self.admission, scratch, limits);
         }
-        let (outcome, n) = self.fill_plain(scratch, limits);
-        if let Err(reason) = self.transport.sniffed(&mut self.input) {
-            warn!(peer = %self.peer, %reason, "closing the connection");
-            self.input.clear();
-            return (ReadOutcome::Closed, n);
-        }
-        (outcome, n)
+        self.fill_plain(scratch, limits, false)
     }
 
-    /// Gives back the input buffer once empty, if it held a frame bigger than `BIG_FRAME`.
+    /// Gives back the input buffer once empty, if it held a frame bigger than `SMALL_FRAME` (admitted into a buffer
+    /// of its own size, which must not outlive the admission).
     pub(crate) fn release_input(&mut self) {
         if self.big_frame && self.input.is_empty() {
             self.input = BytesMut::new();
@@ -174,47 +160,6 @@ impl Conn {
         }
     }
 
-    /// Whether more may be read: not while `input` ends in the start of a big frame that has no admission and
-    /// cannot take one (`Held`), nor while whole frames come before such a frame (`Decode`: once they are decoded,
-    /// it is at the front and takes its admission). Once admitted, the frame gets a buffer of its exact size,
-    /// allocated then: growing the first read's buffer in place extends it into address space never touched, so
-    /// every body would fault in fresh pages, where a new allocation reuses the memory of bodies already decoded
-    /// (decision 0027).
-    fn may_read(&mut self, limits: &ReadLimits) -> Option<ReadOutcome> {
-        if matches!(self.admission, Admission::Taken { .. } | Admission::Revoked) {
-            return None;
-        }
-        // The frame `input` ends in: after the whole frames a pipelining client sent before it, if any.
-        let mut at = 0;
-        let total = loop {
-            let total = frame::frame_len(&self.input[at..])?;
-            if total > limits.max_frame as u64 || ((self.input.len() - at) as u64) < total {
-                break total;
-            }
-            at += total as usize;
-        };
-        if total <= BIG_FRAME as u64 || total > limits.max_frame as u64 {
-            return None;
-        }
-        if at > 0 {
-            return Some(ReadOutcome::Decode);
-        }
-        // `total` ≤ max_frame, so it fits in usize.
-        let total = total as usize;
-        if !limits.room.try_take(total) {
-            if self.admission == Admission::None {
-                limits.waited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.admission = Admission::Waiting;
-            }
-            return Some(ReadOutcome::Held);
-        }
-        self.admission = Admission::Taken { bytes: total, at_ms: limits.now_ms };
-        let mut whole = BytesMut::with_capacity(total);
-        whole.extend_from_slice(&self.input);
-        self.input = whole;
-        None
-    }
-
     /// Whether `input` starts with a whole frame (its length prefix is satisfied), i.e. decoding has something to do.
     pub(crate) fn whole_frame_buffered(&self) -> bool {
         frame::frame_len(&self.input).is_some_and(|total| self.input.len() as u64 >= total)
@@ -223,18 +168,19 @@ impl Conn {
     /// The bytes taken for the frame just decoded from `input`, handed on with it (0 if none were).
     pub(crate) fn take_admission(&mut self) -> usize {
         match std::mem::take(&mut self.admission) {
-            Admission::Taken { bytes, .. } => bytes,
-            Admission::None | Admission::Waiting | Admission::Revoked => 0,
+            Admission::Taken { bytes } => bytes,
+            Admission::None | Admission::Waiting => 0,
         }
     }
 
-    fn fill_plain(&mut self, scratch: &mut [u8], limits: &ReadLimits) -> (ReadOutcome, usize) {
+    /// `once`: return after one successful read (a connection whose transport is not decided yet).
+    fn fill_plain(&mut self, scratch: &mut [u8], limits: &ReadLimits, once: bool) -> (ReadOutcome, usize) {
         let mut total = 0;
         loop {
             if total >= limits.max_bytes {
                 return (ReadOutcome::Open, total);
             }
-            if let Some(stop) = self.may_read(limits) {
+            if let Some(stop) = may_read(&mut self.input, &mut self.admission, limits) {
                 return (stop, total);
             }
             match self.stream.read(scratch) {
@@ -242,7 +188,7 @@ impl Conn {
                 Ok(n) => {
                     self.input.extend_from_slice(&scratch[..n]);
                     total += n;
-                    if limits.short_read_ends && n < scratch.len() {
+                    if once || (limits.short_read_ends && n < scratch.len()) {
                         // A short read emptied the socket; with edge-triggered epoll, bytes (or a close) arriving
                         // later raise a new event, so the read that would only say WouldBlock is skipped: one
                         // syscall per wake-up less (tokio does the same). Not when the event already reported the

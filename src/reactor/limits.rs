@@ -8,7 +8,8 @@
 
 use tracing::warn;
 
-use super::conn::{Admission, ADMISSION_LIMIT_MS};
+use super::admission::Admission;
+use super::conn::Conn;
 use super::refusals::{Summary, Verdict};
 use super::{Reactor, REFUSAL_LOG_INTERVAL_MS};
 use crate::audit::RefusedWrite;
@@ -111,10 +112,10 @@ impl Reactor {
     }
 
     /// Once a second: writes the summaries of the refusals of intervals that ended, and in one pass over the
-    /// connections closes idle connections (`serverChannelMaxIdleTimeSeconds`)
-    /// and peers that stayed over `maxPendingWriteBytes` for `slowReaderCloseSeconds`, and gives back the room of
-    /// big frames that took longer than `ADMISSION_LIMIT_MS` to arrive, so a peer that announces a big frame and
-    /// sends it slowly cannot keep others waiting for room (decision 0027).
+    /// connections closes idle connections (`serverChannelMaxIdleTimeSeconds`: no whole frame read nor reply
+    /// written for that long), connections whose frame did not arrive within its deadline (`frameReadTimeoutSeconds`,
+    /// `frameMinBytesPerSecond`: the frame's buffer and the room it took go with them), and peers that stayed over
+    /// `maxPendingWriteBytes` for `slowReaderCloseSeconds` (decisions 0027, 0032).
     pub(super) fn close_idle(&mut self) {
         let now = self.now_ms;
         if now - self.last_idle_check_ms < 1000 && now >= self.last_idle_check_ms {
@@ -127,15 +128,11 @@ impl Reactor {
             self.summarise(summary);
         }
         let (idle_ms, slow_ms) = (self.shared.settings.idle_ms, self.shared.settings.slow_reader_close_ms);
-        let (mut idle, mut slow) = (Vec::new(), Vec::new());
+        let (mut idle, mut slow, mut late) = (Vec::new(), Vec::new(), Vec::new());
         for (key, c) in self.conns.iter_mut() {
-            if let Admission::Taken { bytes, at_ms } = c.admission {
-                if now - at_ms >= ADMISSION_LIMIT_MS {
-                    self.shared.decoder_bytes.release(bytes);
-                    c.admission = Admission::Revoked;
-                }
-            }
-            if idle_ms > 0 && now - c.last_active_ms > idle_ms {
+            if let Some((len, took)) = self.shared.settings.frame_late(c, now) {
+                late.push((key, len, took));
+            } else if idle_ms > 0 && now - c.last_active_ms > idle_ms {
                 idle.push(key);
             } else if slow_ms > 0 && c.paused_since_ms.is_some_and(|t| now - t >= slow_ms) {
                 slow.push(key);
@@ -143,6 +140,29 @@ impl Reactor {
         }
         for key in idle {
             self.close(key, "idle");
+        }
+        for (key, len, took) in late {
+            let Some(peer) = self.conns.get(key).map(|c| c.peer.ip()) else {
+                continue;
+            };
+            let (verdict, ended) = self.refusals.note(peer, Limit::FrameDeadline, false, now);
+            if let Some(summary) = ended {
+                self.summarise(&summary);
+            }
+            if verdict == Verdict::Full {
+                warn!(
+                    reactor = self.id,
+                    %peer,
+                    limit = Limit::FrameDeadline.name(),
+                    frame = len,
+                    seconds = took / 1000,
+                    "frame not whole within frameReadTimeoutSeconds / frameMinBytesPerSecond: closing the connection \
+                     (more like it from this peer within 10 s are summed up in one line; all are counted in \
+                     namesrv_limit_hits_total)"
+                );
+            }
+            self.metrics.limit_hit(Limit::FrameDeadline);
+            self.close(key, "frame deadline");
         }
         for key in slow {
             if let Some(c) = self.conns.get(key) {
@@ -156,5 +176,34 @@ impl Reactor {
             self.metrics.limit_hit(Limit::PendingWriteClosed);
             self.close(key, "replies unread for slowReaderCloseSeconds");
         }
+    }
+}
+
+impl super::Settings {
+    /// At the tick: notes when the frame at the front of `c.input` was first seen unfinished, and returns its
+    /// announced length (0 if its prefix is not in yet) and how long it has been arriving once that is past its
+    /// deadline. A frame waiting on us (for room, for the decoder, for the peer to read its replies) is not late:
+    /// its clock starts when it may be read again. Whole frames left in `input` are ours to decode, not late.
+    fn frame_late(&self, c: &mut Conn, now: i64) -> Option<(u64, i64)> {
+        let waiting_on_us = c.deferred
+            || c.parked.is_some()
+            || c.stalled
+            || c.paused_since_ms.is_some()
+            || c.admission == Admission::Waiting;
+        if self.frame_timeout_ms == 0 || c.input.is_empty() || waiting_on_us || c.whole_frame_buffered() {
+            c.partial_since = None;
+            return None;
+        }
+        let since = match c.partial_since {
+            Some((done, since)) if done == c.frames_done => since,
+            _ => {
+                c.partial_since = Some((c.frames_done, now));
+                return None;
+            }
+        };
+        let len = crate::protocol::frame::frame_len(&c.input).unwrap_or(0);
+        let took = now - since;
+        (took >= crate::limit::frame_deadline_ms(len, self.frame_timeout_ms, self.frame_min_rate))
+            .then_some((len, took))
     }
 }

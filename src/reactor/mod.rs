@@ -7,6 +7,7 @@
 //! full → SYSTEM_BUSY), or let one connection's error reach another (errors close that connection only).
 
 mod accept;
+pub(crate) mod admission;
 pub(crate) mod conn;
 mod deferral;
 mod limits;
@@ -37,9 +38,9 @@ use crate::protocol::frame::{self, FrameError};
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
 use crate::write_command::{self, Completion, ConnEvent, Origin, WriteCommand};
+use admission::ReadOutcome;
 use conn::Conn;
 use deferral::PARK_RETRY;
-use transport::ReadOutcome;
 
 const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX - 2);
@@ -221,12 +222,11 @@ impl Reactor {
         // Frames left over from a pass paused for a slow reader are handled before more is read, so unread input
         // stays bounded as well; the socket is read on the next turn (`again`).
         let backlog = conn.whole_frame_buffered();
-        let limits = conn::ReadLimits {
+        let limits = admission::ReadLimits {
             max_bytes: READ_BUDGET,
             short_read_ends,
             room: &self.shared.decoder_bytes,
             max_frame: self.shared.settings.max_frame,
-            now_ms: self.now_ms,
             waited: &self.metrics.held,
         };
         let (outcome, n) = if backlog { (ReadOutcome::Open, 0) } else { conn.fill(&mut self.scratch, &limits) };
@@ -234,9 +234,6 @@ impl Reactor {
             // Tried again every `PARK_RETRY`: the room comes from the decoder, not from this socket.
             conn.held = true;
             self.held.push((key, conn.gen));
-        }
-        if n > 0 {
-            conn.last_active_ms = self.now_ms;
         }
         if n >= READ_BUDGET || backlog || matches!(outcome, ReadOutcome::Decode) {
             self.again.push(key);
@@ -302,6 +299,11 @@ impl Reactor {
                 Err(e) => return Err(e),
             };
             let admitted = conn.take_admission();
+            // Progress for the idle timeout and the frame deadline: whole frames, not bytes (decision 0032).
+            conn.last_active_ms = self.now_ms;
+            conn.frames_done = conn.frames_done.wrapping_add(1);
+            // A frame read into a buffer of its own size (admitted) gives the buffer back with its room.
+            conn.big_frame |= admitted > 0;
             if !cmd.is_response() {
                 conn.broker |= cmd.code == RequestCode::REGISTER_BROKER;
                 conn.big_frame |= cmd.body.len() > conn::BIG_FRAME;

@@ -59,6 +59,10 @@ pub(crate) struct Settings {
     pub slow_reader_close_ms: i64,
     /// Answer GO_AWAY to 5.x clients while draining (`enableShutdownGracefully`).
     pub go_away: bool,
+    /// `frameReadTimeoutSeconds` in ms (0 = no deadline) and `frameMinBytesPerSecond`: how long a frame may take to
+    /// arrive (`limit::frame_deadline_ms`).
+    pub frame_timeout_ms: i64,
+    pub frame_min_rate: u64,
 }
 
 impl Settings {
@@ -76,6 +80,8 @@ impl Settings {
             },
             slow_reader_close_ms: config.slow_reader_close_seconds.max(0).saturating_mul(1000),
             go_away: config.enable_shutdown_gracefully,
+            frame_timeout_ms: i64::try_from(config.frame_read_timeout_seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
+            frame_min_rate: config.frame_min_bytes_per_second,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
 
-use super::conn::Admission;
+use super::admission::{Admission, SMALL_FRAME};
 use super::deferral::PARK_LIMIT;
 use super::*;
 use crate::clock::SystemClock;
@@ -274,27 +274,75 @@ fn a_connection_closed_in_the_middle_of_an_admitted_frame_gives_its_room_back() 
     assert_eq!(budget.used(), 0);
 }
 
-/// A frame that takes longer than `ADMISSION_LIMIT_MS` to arrive gives its room back and is read on without it, so
-/// a slow sender cannot keep others waiting; handled, it gives back nothing more.
+/// Runs the once-a-second tick at `now_ms`.
+fn tick(reactor: &mut Reactor, now_ms: i64) {
+    reactor.now_ms = now_ms;
+    reactor.last_idle_check_ms = now_ms - 1000;
+    reactor.close_idle();
+}
+
+/// Decision 0032: an admitted frame keeps its room only until its deadline (`frameReadTimeoutSeconds`, longer at
+/// `frameMinBytesPerSecond` for a big one); past it the connection is closed, and its room and its buffer go with it.
+/// The clock starts at the first tick that sees the frame unfinished.
 #[test]
-fn a_slow_frame_gives_its_room_back_and_is_read_on_without_it() {
-    let cap = 4 * conn::BIG_FRAME;
-    let (mut reactor, budget, key, mut peer) = admitting_reactor(cap);
+fn a_frame_past_its_deadline_closes_its_connection_and_gives_its_room_back() {
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(4 * conn::BIG_FRAME);
     let frame = big_frame(conn::BIG_FRAME + 1000);
     std::io::Write::write_all(&mut peer, &frame[..100_000]).unwrap();
     read_until(&mut reactor, key, |r| r.conns[key].input.len() >= 100_000);
-    let Admission::Taken { bytes, at_ms } = reactor.conns[key].admission else { panic!("admitted") };
-    reactor.close_idle();
-    assert_eq!(budget.used(), bytes, "not yet: the check runs at most once a second");
-    reactor.now_ms = at_ms + conn::ADMISSION_LIMIT_MS;
-    reactor.last_idle_check_ms = at_ms - 1000;
-    reactor.close_idle();
-    assert_eq!((reactor.conns[key].admission, budget.used()), (Admission::Revoked, 0));
+    assert_eq!(budget.used(), frame.len());
+    let deadline = crate::limit::frame_deadline_ms(frame.len() as u64, 30_000, 256 * 1024);
+    let t0 = reactor.now_ms;
+    tick(&mut reactor, t0 + 1000);
+    tick(&mut reactor, t0 + deadline);
+    assert!(reactor.conns.contains(key), "not yet: the clock started at the first tick that saw it");
+    tick(&mut reactor, t0 + 1000 + deadline);
+    assert!(!reactor.conns.contains(key), "closed at its deadline");
+    assert_eq!(budget.used(), 0, "its room given back");
+}
 
-    assert!(budget.try_take(cap), "the queue fills up again");
-    std::io::Write::write_all(&mut peer, &frame[100_000..]).unwrap();
-    read_until(&mut reactor, key, |r| r.conns[key].input.is_empty());
-    assert_eq!((reactor.conns[key].admission, budget.used()), (Admission::None, cap), "read and handled anyway");
+/// The idle timeout counts whole frames, not bytes: a peer trickling a small frame a byte at a time is closed at the
+/// frame deadline, while one that completes its frames is not; a frame completed restarts the clock.
+#[test]
+fn a_trickling_peer_is_closed_at_the_frame_deadline_a_progressing_one_is_not() {
+    let (mut reactor, _budget, key, mut peer) = admitting_reactor(4 * conn::BIG_FRAME);
+    let frame = big_frame(100);
+    let t0 = reactor.now_ms;
+    std::io::Write::write_all(&mut peer, &frame[..10]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].input.len() >= 10);
+    tick(&mut reactor, t0 + 1000);
+    // The rest of that frame and the start of another: progress, so the clock starts again.
+    std::io::Write::write_all(&mut peer, &frame[10..]).unwrap();
+    std::io::Write::write_all(&mut peer, &frame[..10]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].frames_done == 1 && r.conns[key].input.len() == 10);
+    tick(&mut reactor, t0 + 30_500);
+    assert!(reactor.conns.contains(key), "a frame completed within the deadline");
+    for t in [31_500, 45_000, 61_000] {
+        std::io::Write::write_all(&mut peer, &frame[10..11]).unwrap(); // a byte now and then is no progress
+        tick(&mut reactor, t0 + t);
+        reactor.on_readable(key, false);
+    }
+    tick(&mut reactor, t0 + 61_500);
+    assert!(!reactor.conns.contains(key), "no whole frame within the deadline");
+}
+
+/// Frames between `SMALL_FRAME` and `BIG_FRAME` take their room too (a half-sent one holds at most one read outside
+/// the budget), and the buffer made for one is let go once it is decoded, with its room.
+#[test]
+fn a_middle_sized_frame_is_admitted_and_its_buffer_goes_with_its_room() {
+    let cap = 4 * conn::BIG_FRAME;
+    let (mut reactor, budget, key, mut peer) = admitting_reactor(cap);
+    let frame = big_frame(SMALL_FRAME + 30_000);
+    assert!(budget.try_take(cap), "the queue is full");
+    std::io::Write::write_all(&mut peer, &frame[..SMALL_FRAME + 10_000]).unwrap();
+    read_until(&mut reactor, key, |r| r.conns[key].held);
+    assert!(reactor.conns[key].input.len() <= 64 * 1024, "one read at most: {}", reactor.conns[key].input.len());
+    budget.release(cap);
+    std::io::Write::write_all(&mut peer, &frame[SMALL_FRAME + 10_000..]).unwrap();
+    reactor.retry_held();
+    read_until(&mut reactor, key, |r| r.conns[key].frames_done == 1);
+    let conn = &reactor.conns[key];
+    assert_eq!((budget.used(), conn.input.capacity()), (0, 0), "room and buffer given back together");
 }
 
 /// A frame longer than `maxFrameLength` is neither admitted nor held: its prefix closes the connection, as before.

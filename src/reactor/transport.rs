@@ -3,9 +3,11 @@
 //! plain remoting; `tls.server.mode` then closes what it does not allow.
 //!
 //! The plain path stays what it was (an enum check, no extra copy). For TLS, ciphertext is read from the socket
-//! into the rustls session and the plaintext appended to the connection's input buffer; replies are written as
-//! plaintext into the session and its records flushed to the socket. Pending TLS records count as pending output,
-//! so WRITABLE interest stays registered until they are gone.
+//! into the rustls session and the plaintext moved to the connection's input buffer in bounded chunks, under the
+//! same admission as plain bytes (`admission::may_read`): while a frame waits for room, neither the plaintext rustls holds
+//! (at most its 16 KiB limit and a record) nor the socket is read, so TCP holds the sender back (decision 0032).
+//! Replies are written as plaintext into the session and its records flushed to the socket. Pending TLS records
+//! count as pending output, so WRITABLE interest stays registered until they are gone.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -16,20 +18,8 @@ use mio::net::TcpStream;
 use rustls::ServerConnection;
 use tracing::warn;
 
+use super::admission::{may_read, Admission, ReadLimits, ReadOutcome};
 use crate::tls::{TlsMode, TlsSetup, HANDSHAKE_RECORD};
-
-/// What a read pass found.
-pub(crate) enum ReadOutcome {
-    /// Drained to WouldBlock; the connection is open.
-    Open,
-    /// The peer closed its side, or the socket failed.
-    Closed,
-    /// Stopped in the middle of a big frame the decoder's byte budget has no room for yet (`Reactor::held`).
-    Held,
-    /// Stopped at the start of a big frame behind whole frames: those are decoded first, and the socket is read
-    /// again on the same loop turn (`Reactor::again`), the big frame then at the front to take its admission.
-    Decode,
-}
 
 /// Why a sniffing connection is closed after its first bytes; the reactor logs it with the peer.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +54,8 @@ impl Transport {
     }
 
     /// Called after a plain read: on the first bytes of a sniffing connection, decides what it is. Bytes of a TLS
-    /// handshake move out of `input` into a new session (whose plaintext, if any, comes back into `input`).
+    /// handshake move out of `input` into a new session; plaintext, if any, stays there until `TlsRead::fill`
+    /// moves it under admission.
     /// `Err` = close the connection, with the reason.
     pub(crate) fn sniffed(&mut self, input: &mut BytesMut) -> Result<(), SniffError> {
         let Transport::Sniff(setup) = self else {
@@ -86,66 +77,68 @@ impl Transport {
             (_, Some(server)) => server.clone(),
         };
         let mut tls = Box::new(ServerConnection::new(server).map_err(SniffError::Session)?);
-        let ciphertext = input.split();
+        let ciphertext = std::mem::take(input);
         let mut rest = &ciphertext[..];
         while !rest.is_empty() {
-            // Reading from a slice cannot block; each call takes at most one buffer's worth.
+            // Reading from a slice cannot block; each call takes at most one buffer's worth. A client sends no
+            // data before the handshake is done, so rustls's plaintext limit refusing more is a broken peer.
             tls.read_tls(&mut rest).map_err(SniffError::Read)?;
-            decrypt(&mut tls, input).map_err(SniffError::Tls)?;
+            tls.process_new_packets().map_err(SniffError::Tls)?;
         }
         *self = Transport::Tls(tls);
         Ok(())
     }
 }
 
-/// Reads ciphertext until WouldBlock or `budget` bytes (counted as ciphertext), appending the plaintext to `input`.
-pub(crate) fn fill_tls(
-    tls: &mut ServerConnection,
-    stream: &mut TcpStream,
-    input: &mut BytesMut,
-    peer: SocketAddr,
-    budget: usize,
-) -> (ReadOutcome, usize) {
-    let mut total = 0;
-    loop {
-        if total >= budget {
-            return (ReadOutcome::Open, total);
-        }
-        match tls.read_tls(stream) {
-            Ok(0) => return (ReadOutcome::Closed, total),
-            Ok(n) => total += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (ReadOutcome::Open, total),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return (ReadOutcome::Closed, total),
-        }
-        match decrypt(tls, input) {
-            Ok(false) => {}
-            Ok(true) => return (ReadOutcome::Closed, total), // close_notify: like a plain EOF
-            Err(e) => {
-                warn!(%peer, error = %e, "TLS error, closing the connection");
+/// A TLS connection's read side, for one `Conn::fill`.
+pub(crate) struct TlsRead<'a> {
+    pub tls: &'a mut ServerConnection,
+    pub stream: &'a mut TcpStream,
+    pub peer: SocketAddr,
+}
+
+impl TlsRead<'_> {
+    /// Moves the plaintext rustls holds into `input` one `scratch` at a time, asking `may_read` before each, and
+    /// reads more ciphertext only once rustls holds none: until WouldBlock or `limits.max_bytes` of ciphertext.
+    pub(crate) fn fill(
+        &mut self,
+        input: &mut BytesMut,
+        admission: &mut Admission,
+        scratch: &mut [u8],
+        limits: &ReadLimits,
+    ) -> (ReadOutcome, usize) {
+        let mut total = 0;
+        loop {
+            loop {
+                if let Some(stop) = may_read(input, admission, limits) {
+                    return (stop, total);
+                }
+                match self.tls.reader().read(scratch) {
+                    Ok(0) => return (ReadOutcome::Closed, total), // close_notify: like a plain EOF
+                    Ok(n) => input.extend_from_slice(&scratch[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(_) => return (ReadOutcome::Closed, total), // TCP closed without close_notify
+                }
+            }
+            if total >= limits.max_bytes {
+                return (ReadOutcome::Open, total);
+            }
+            match self.tls.read_tls(self.stream) {
+                // What came before it was decrypted and moved already (or waits for room, and cannot complete).
+                Ok(0) => return (ReadOutcome::Closed, total),
+                Ok(n) => total += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (ReadOutcome::Open, total),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return (ReadOutcome::Closed, total),
+            }
+            if let Err(e) = self.tls.process_new_packets() {
+                warn!(peer = %self.peer, error = %e, "TLS error, closing the connection");
                 // Best effort: the alert rustls queued tells the peer why.
-                let _ = tls.write_tls(stream);
+                let _ = self.tls.write_tls(self.stream);
                 return (ReadOutcome::Closed, total);
             }
         }
     }
-}
-
-/// Processes the records received so far and moves their plaintext to the end of `input`; `true` when the peer
-/// sent close_notify.
-fn decrypt(tls: &mut ServerConnection, input: &mut BytesMut) -> Result<bool, rustls::Error> {
-    let state = tls.process_new_packets()?;
-    let ready = state.plaintext_bytes_to_read();
-    if ready > 0 {
-        let old = input.len();
-        input.resize(old + ready, 0);
-        if tls.reader().read_exact(&mut input[old..]).is_err() {
-            // rustls said these bytes are there; not getting them is a broken session.
-            input.truncate(old);
-            return Err(rustls::Error::General("plaintext shorter than announced".into()));
-        }
-    }
-    Ok(state.peer_has_closed())
 }
 
 /// Encrypts pending `output` and writes TLS records until done or WouldBlock. `Err` = the connection is broken.

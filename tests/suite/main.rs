@@ -7,6 +7,7 @@ mod support;
 
 mod admin;
 mod admin_cli;
+mod admission;
 mod cli_habits;
 mod console_api;
 mod console_page;
