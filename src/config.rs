@@ -291,6 +291,10 @@ config_table! {
     // be listed, it is skipped; empty = off), and how often each is compared with us.
     Ours Start namesrv_peers: String = String::new(), "namesrvPeers";
     Ours Start fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
+    // ACL 2.0 (auth_sync): addresses that may be asked for users though they are not the IP their broker registered
+    // from (NAT, a proxy in between): CIDRs or addresses, comma-separated; empty = only addresses that match.
+    // Host names are never asked, listed or not.
+    Ours Start auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
 }
 
 /// Why a configuration could not be loaded.
