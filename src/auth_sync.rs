@@ -123,7 +123,7 @@ impl UserSync {
             }
         }
         self.next = start + tried;
-        if passed_over > 0 && errors.is_empty() && lists.is_empty() {
+        if passed_over > 0 && lists.is_empty() {
             errors.push(format!(
                 "{passed_over} registered broker(s) not asked: not registered with the inner credential, or at an \
                  address that is not the IP they registered from (authUsersBrokerAllowList)"
@@ -146,7 +146,7 @@ impl UserSync {
         self.metrics.user_refreshes.fetch_add(1, Relaxed);
         self.metrics.user_disagreements.store(disagree.len() as u64, Relaxed);
         if !disagree.is_empty() {
-            warn!(users = ?disagree, "brokers describe these ACL 2.0 users differently; the narrowest view is used");
+            warn!(users = ?disagree, "brokers describe these ACL 2.0 users differently; each keeps only the rights every answer grants");
         }
         if merged != self.users {
             self.apply(merged);

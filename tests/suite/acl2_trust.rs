@@ -100,6 +100,21 @@ fn brokers_registered_as_a_user_are_never_asked_and_cannot_crowd_the_real_ones_o
     assert!(saved.contains("carol") && !saved.contains("mallory"), "{saved}");
 }
 
+/// More eligible brokers than one refresh asks: they are taken in turn, so every one of them is asked in time (not
+/// the first few by name, every time).
+#[test]
+fn every_eligible_broker_is_asked_in_turn() {
+    let brokers: Vec<AuthBroker> = (0..5).map(|_| AuthBroker::start(INNER, &real_users())).collect();
+    let srv = server(|_| {});
+    let mut c = Client::connect(srv.local_addr());
+    for (i, b) in brokers.iter().enumerate() {
+        register(&mut c, &format!("broker-{i}"), &b.addr.to_string(), INNER);
+    }
+    let all_asked = || brokers.iter().all(|b| b.listed.load(Relaxed) >= 1);
+    let counts = || brokers.iter().map(|b| b.listed.load(Relaxed)).collect::<Vec<_>>();
+    assert!(support::eventually(WAIT, all_asked), "asked per broker: {:?}", counts());
+}
+
 /// Our AUTH_LIST_USER, captured by the broker that received it, replayed to us under other codes: refused, and
 /// each refresh signs a request of its own (no constant signature to capture).
 #[test]
