@@ -122,7 +122,7 @@ impl UserSync {
                 break;
             }
         }
-        self.next = start + tried;
+        self.next = (start + tried) % n.max(1);
         if passed_over > 0 && lists.is_empty() {
             errors.push(format!(
                 "{passed_over} registered broker(s) not asked: not registered with the inner credential, or at an \
