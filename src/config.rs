@@ -297,6 +297,10 @@ config_table! {
     // only.
     Ours Start frame_read_timeout_seconds: u64 = 30, "frameReadTimeoutSeconds";
     Ours Start frame_min_bytes_per_second: u64 = 256 * 1024, "frameMinBytesPerSecond";
+    // ACL 2.0 (auth_sync): addresses that may be asked for users though they are not the IP their broker registered
+    // from (NAT, a proxy in between): CIDRs or addresses, comma-separated; empty = only addresses that match.
+    // Host names are never asked, listed or not.
+    Ours Start auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
 }
 
 /// Why a configuration could not be loaded.

@@ -333,6 +333,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
                 metrics: metrics.acl.clone(),
                 users,
                 failing: false,
+                next: 0,
             };
             let (tx, rx) = bounded::<()>(1);
             threads.push(critical("namesrv-auth-users".into(), move || sync.run(rx))?);

@@ -3,6 +3,8 @@
 //! checking only. The check runs in `handlers::dispatch`; `acl_reload.rs` reloads the file when it changes.
 //!
 //! Policy, in order:
+//! 0. A request carrying the mark of one this name server signed itself (`outbound`) is refused unless it is the
+//!    read the mark was made for: our own signature must never be replayed to us as the inner credential.
 //! 1. A peer matching `globalWhiteRemoteAddresses` needs no signature (brokers on a trusted network: 4.x brokers
 //!    never sign, 5.x ones only with extra settings).
 //! 2. Anybody else needs `AccessKey` of a known account and a valid `Signature`, for every request, reads included.
@@ -12,6 +14,7 @@
 
 pub mod address;
 pub mod file;
+pub mod outbound;
 pub mod signature;
 pub(crate) mod users;
 
@@ -111,6 +114,8 @@ pub enum Refusal {
     NotAdmin(String),
     /// An ACL 2.0 user disabled on the brokers.
     Disabled(String),
+    /// A copy of a request this name server signed itself (`outbound`), sent back to it.
+    Replayed(outbound::Replayed),
 }
 
 impl Refusal {
@@ -123,6 +128,7 @@ impl Refusal {
             Refusal::NoSignature(_) | Refusal::BadSignature(_) => "signature",
             Refusal::NotAdmin(_) => "not_admin",
             Refusal::Disabled(_) => "disabled",
+            Refusal::Replayed(_) => "replayed",
         }
     }
 
@@ -146,6 +152,8 @@ impl Refusal {
                 "User:{} is not a Super user: only Super users change a name server's state.",
                 clip(u, ACCESS_KEY_CHARS)
             ),
+            // No broker words for it: the broker has no such check.
+            Refusal::Replayed(_) => self.to_string(),
         }
     }
 }
@@ -171,6 +179,7 @@ impl fmt::Display for Refusal {
                 write!(f, "[ACL] account {:?} is not an admin account", clip(ak, ACCESS_KEY_CHARS))
             }
             Refusal::Disabled(ak) => write!(f, "[ACL] account {:?} is disabled", clip(ak, ACCESS_KEY_CHARS)),
+            Refusal::Replayed(why) => write!(f, "[ACL] {why}"),
         }
     }
 }
@@ -178,6 +187,9 @@ impl fmt::Display for Refusal {
 impl Acl {
     /// The policy above. `write`: the request changes state (`handlers::is_write`).
     pub fn check<'r>(&self, peer: IpAddr, req: &'r RemotingCommand, write: bool) -> Result<Caller<'r>, Refusal> {
+        // First, whatever the address or the code: a replay of our own signature is refused even where no
+        // signature is needed, so that it is never taken for the inner credential.
+        outbound::admit(req, write).map_err(Refusal::Replayed)?;
         if self.global_white.iter().any(|p| p.matches(peer)) || self.open_codes.contains(&req.code) {
             return Ok(Caller::Trusted);
         }

@@ -57,24 +57,38 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
 /// What the lists of several brokers say together, and the users they disagree about.
 ///
 /// The brokers of a cluster each keep their own users (`mqadmin createUser -c` writes to every broker, `-b` to one),
-/// so they can differ. A user that some brokers know and others do not is known (it was created on part of the
-/// cluster, and clients of that part sign as it). A user the brokers describe differently gets the narrowest
-/// view: disabled if any says disabled, Normal if any says Normal, and disabled outright if their passwords
-/// differ — the name server cannot tell which password is the real one, and guessing wrong would let in a
-/// password the operator changed.
+/// so they can differ. A user gains a right only if no broker that answered denies it: it exists only if every
+/// answering broker lists it (absent from one that answered is absent), it is Super only if every one says Super,
+/// enabled only if every one says enabled, and disabled outright if their passwords differ — the name server cannot
+/// tell which password is the real one, and guessing wrong would let in a password the operator changed. So one
+/// broker's answer can never add, enable or promote a user; it can take rights away, which is why only brokers that
+/// registered signed with the inner credential are asked at all (`auth_sync`): a broker that holds the cluster's own
+/// key can do worse than remove a user. A user created with `-b` on part of the cluster is therefore unknown here
+/// until it is on every broker asked.
 pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
     let mut merged: BTreeMap<&str, User> = BTreeMap::new();
-    let mut disagree = Vec::new();
-    for user in lists.iter().flatten() {
-        match merged.get_mut(user.username.as_str()) {
-            None => {
-                merged.insert(&user.username, user.clone());
-            }
-            Some(seen) if seen == user => {}
-            Some(seen) => {
-                if !disagree.contains(&user.username) {
-                    disagree.push(user.username.clone());
-                }
+    let mut disagree: Vec<String> = Vec::new();
+    fn note(name: &str, disagree: &mut Vec<String>) {
+        if !disagree.iter().any(|d| d == name) {
+            disagree.push(name.to_string());
+        }
+    }
+    let Some((first, rest)) = lists.split_first() else { return (Vec::new(), Vec::new()) };
+    for user in first {
+        merged.insert(&user.username, user.clone());
+    }
+    for list in rest {
+        let names: BTreeMap<&str, &User> = list.iter().map(|u| (u.username.as_str(), u)).collect();
+        for name in names.keys().filter(|n| !merged.contains_key(*n)) {
+            note(name, &mut disagree);
+        }
+        merged.retain(|name, seen| {
+            let Some(user) = names.get(name) else {
+                note(name, &mut disagree);
+                return false;
+            };
+            if *user != seen {
+                note(name, &mut disagree);
                 if !user.is_super() {
                     seen.user_type = user.user_type.clone();
                 }
@@ -82,7 +96,8 @@ pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
                     seen.user_status = "disable".into();
                 }
             }
-        }
+            true
+        });
     }
     (merged.into_values().collect(), disagree)
 }
@@ -135,10 +150,12 @@ pub(crate) struct Base {
 }
 
 /// The account set for `users` plus `base`. The inner credential and the initial user win over a learned user
-/// of the same name: the name server's own configuration is what lets the cluster in at all.
+/// of the same name: the name server's own configuration is what lets the cluster in at all. A user with an empty
+/// password is no account: an HMAC keyed with nothing is a signature anyone can make.
 pub(crate) fn acl(base: &Base, users: &[User]) -> Acl {
     let mut accounts: HashMap<String, Account> = users
         .iter()
+        .filter(|u| !u.password.is_empty())
         .map(|u| (u.username.clone(), account(&u.username, &u.password, u.is_super(), u.is_enabled())))
         .collect();
     for (name, secret) in base.init.iter().chain(base.inner.iter()) {
@@ -195,12 +212,37 @@ mod tests {
         ];
         let (merged, disagree) = merge(&[a, b]);
         let get = |n: &str| merged.iter().find(|u| u.username == n).unwrap().clone();
-        assert_eq!(disagree, ["typed", "status", "password"]);
+        assert_eq!(disagree, ["only-a", "password", "status", "typed"]);
         assert!(get("same").is_enabled());
         assert!(!get("typed").is_super() && get("typed").is_enabled());
         assert!(!get("status").is_enabled());
         assert!(!get("password").is_enabled(), "two passwords: neither is trusted");
-        assert!(get("only-a").is_enabled(), "known to one broker: known");
+        assert!(!merged.iter().any(|u| u.username == "only-a"), "absent from a broker that answered: absent");
+    }
+
+    /// One broker's answer among the real ones: it cannot add a user, enable a disabled one or make one Super.
+    #[test]
+    fn one_answer_cannot_add_enable_or_promote() {
+        let real = vec![user("carol", "c", "Normal", "disable"), user("root", "r", "Super", "enable")];
+        let rogue = vec![
+            user("root", "r", "Super", "enable"),
+            user("carol", "c", "Super", "enable"),
+            user("mallory", "m", "Super", "enable"),
+        ];
+        for lists in [[real.clone(), rogue.clone(), real.clone()], [rogue.clone(), real.clone(), real.clone()]] {
+            let (merged, _) = merge(&lists);
+            assert_eq!(merged, [user("carol", "c", "Normal", "disable"), user("root", "r", "Super", "enable")]);
+        }
+        assert_eq!(merge(&[]), (vec![], vec![]));
+        assert_eq!(merge(std::slice::from_ref(&real)).0, real);
+    }
+
+    #[test]
+    fn an_empty_password_is_no_account() {
+        let base = Base::default();
+        let acl = acl(&base, &[user("eve", "", "Super", "enable"), user("carol", "c", "Normal", "enable")]);
+        assert!(!acl.accounts.contains_key("eve"));
+        assert!(acl.accounts.contains_key("carol"));
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct Answer {
 struct Conn<'a> {
     addr: &'a str,
     conn: crate::remoting::Conn,
+    /// Signing with the inner credential: every request then carries our mark (`acl::outbound`), so that a peer
+    /// cannot replay it to us under another code.
+    signed: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -54,12 +57,19 @@ impl<'a> Conn<'a> {
             .map_err(|e| failed(addr, e))?
             .max_frame(MAX_ANSWER)
             .signing(sign.cloned());
-        Ok(Conn { addr, conn })
+        Ok(Conn { addr, conn, signed: sign.is_some() })
     }
 
     /// Sends a request (signed when we have an account) and waits for its answer, whatever its code.
     fn ask(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
-        let cmd = RemotingCommand { opaque: self.conn.request(cmd.code).opaque, ..cmd };
+        let mut cmd = RemotingCommand { opaque: self.conn.request(cmd.code).opaque, ..cmd };
+        if self.signed {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or_default();
+            cmd = crate::acl::outbound::stamp(cmd, now_ms);
+        }
         self.conn.ask(cmd).map_err(|e| failed(self.addr, e))
     }
 

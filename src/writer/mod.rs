@@ -9,6 +9,7 @@
 
 mod changes;
 mod publish;
+mod signers;
 #[cfg(test)]
 mod tests;
 
@@ -83,6 +84,8 @@ pub(crate) struct Writer {
     spent: Option<Sender<Vec<TopicConfig>>>,
     /// The last `REMOVALS_KEPT` brokers that left the tables, oldest first: the health verdicts' "lost lately".
     removals: std::collections::VecDeque<Removal>,
+    /// ACL 2.0: the brokers registered signed with the inner credential, published in the snapshot.
+    signers: signers::Signers,
 }
 
 /// How many removed brokers the writer remembers for the health verdicts: enough for a whole cluster going at once
@@ -94,6 +97,7 @@ const REMOVALS_KEPT: usize = 256;
 struct Dirty {
     kv: bool,
     config: bool,
+    signers: bool,
 }
 
 impl Writer {
@@ -108,7 +112,7 @@ impl Writer {
         let tables = RouteTables::new();
         let published_routes = tables.generation();
         let generation = cell.load().generation;
-        let outbox = reactors.iter().map(|_| Vec::new()).collect();
+        let (outbox, signers) = (reactors.iter().map(|_| Vec::new()).collect(), signers::Signers::new(&config));
         // Temp files that an earlier process's unfinished saves left next to the files this writer replaces go
         // before its first save (the KV file's go when it is loaded: `persist::load_kv`).
         persist::remove_stale_temps(std::path::Path::new(&config.config_store_path));
@@ -135,6 +139,7 @@ impl Writer {
             feed: Arc::new(Feed::new(0, 0)),
             changes: Vec::new(),
             spent: None,
+            signers,
         }
     }
 
@@ -294,6 +299,9 @@ impl Writer {
             self.queue_bytes.release(bytes);
             // Facts are taken before `apply` consumes the op; "routine" is liveness that changed no route.
             let facts = audit.then(|| (op.facts(), op.is_liveness(), self.tables.generation()));
+            if let WriteOp::RegisterBroker(reg, _) = &op {
+                dirty.signers |= self.signers.registered(&reg.broker_addr, &origin);
+            }
             let outcome = self.apply(op, decoded_with.is_some(), &mut dirty);
             // Let go here, not on the decoder: what this snapshot still holds was replaced by this thread's publishes
             // and allocated here, and memory freed on the thread that allocated it goes back to that thread's
@@ -343,7 +351,7 @@ impl Writer {
         if durable.is_err() {
             self.kv = kv_before;
             self.config = config_before;
-            dirty = Dirty::default();
+            dirty = Dirty { signers: dirty.signers, ..Dirty::default() };
             self.drop_rolled_back_changes();
         }
         self.publish(&dirty);

@@ -19,7 +19,7 @@ impl Writer {
     /// Builds and stores the next snapshot if routes, KV or config changed. One writer: no rcu retry needed.
     pub(super) fn publish(&mut self, dirty: &Dirty) {
         let routes_gen = self.tables.generation();
-        if routes_gen == self.published_routes && !dirty.kv && !dirty.config {
+        if routes_gen == self.published_routes && !dirty.kv && !dirty.config && !dirty.signers {
             return;
         }
         self.published_routes = routes_gen;
@@ -28,7 +28,8 @@ impl Writer {
         let kv = if dirty.kv { Arc::new(self.kv.clone()) } else { prev.kv.clone() };
         let config = if dirty.config { self.config.clone() } else { prev.config.clone() };
         let started = Instant::now();
-        let next = Snapshot::new(self.generation, self.tables.view(), kv, config);
+        let mut next = Snapshot::new(self.generation, self.tables.view(), kv, config);
+        next.inner_signed = self.signers.by_addr.clone();
         drop(prev);
         self.cell.store(Arc::new(next));
         self.metrics.publishes.fetch_add(1, Relaxed);

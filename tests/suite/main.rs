@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acl2_trust;
 mod admin;
 mod admin_cli;
 mod admission;

@@ -21,6 +21,8 @@ pub struct AuthBroker {
     /// AUTH_LIST_USER requests it answered, by outcome.
     pub listed: Arc<AtomicUsize>,
     pub refused: Arc<AtomicUsize>,
+    /// The last request it received, as it came (to replay it).
+    pub last: Arc<Mutex<Option<RemotingCommand>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -33,13 +35,21 @@ pub fn user(name: &str, password: &str, kind: &str, status: &str) -> String {
 impl AuthBroker {
     /// Listens on a free port; `inner` is the (access key, secret key) it accepts AUTH_LIST_USER from.
     pub fn start(inner: (&str, &str), users: &[String]) -> AuthBroker {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        Self::start_on("127.0.0.1", inner, users)
+    }
+
+    /// `start`, listening on another loopback address (`127.0.0.2`: a broker that is not where its registration
+    /// came from).
+    pub fn start_on(ip: &str, inner: (&str, &str), users: &[String]) -> AuthBroker {
+        let listener = TcpListener::bind((ip, 0)).expect("bind");
         let addr = listener.local_addr().unwrap();
         let users = Arc::new(Mutex::new(format!("[{}]", users.join(","))));
         let (listed, refused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let stop = Arc::new(AtomicBool::new(false));
+        let last = Arc::new(Mutex::new(None));
         let thread = {
             let (users, listed, refused, stop) = (users.clone(), listed.clone(), refused.clone(), stop.clone());
+            let last = last.clone();
             let (ak, sk) = (inner.0.to_string(), inner.1.to_string());
             listener.set_nonblocking(true).unwrap();
             std::thread::spawn(move || {
@@ -50,6 +60,7 @@ impl AuthBroker {
                             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
                             let Some(req) = read_request(&mut s) else { continue };
                             let ok = req.code == 3005 && signed_by(&req, &ak, &sk);
+                            *last.lock().unwrap() = Some(req.clone());
                             let answer = if ok {
                                 listed.fetch_add(1, Ordering::Relaxed);
                                 let body = users.lock().unwrap().clone().into_bytes();
@@ -68,7 +79,7 @@ impl AuthBroker {
                 }
             })
         };
-        AuthBroker { addr, users, listed, refused, stop, thread: Some(thread) }
+        AuthBroker { addr, users, listed, refused, last, stop, thread: Some(thread) }
     }
 
     pub fn set_users(&self, users: &[String]) {
