@@ -287,3 +287,20 @@ proptest! {
         }
     }
 }
+
+/// A runtime number outside its range (`bounds.rs`) refuses the whole update with a remark that names it; inside,
+/// and an unparsable value (ignored, as Java does), pass.
+#[test]
+fn runtime_numbers_outside_their_range_are_refused() {
+    let c = Config::default();
+    let r = c.screen_update(&pairs(&[("needWaitForService", "true"), ("waitSecondsForService", "315360000")]));
+    assert_eq!(r, Err(Refused::OutOfRange(vec!["waitSecondsForService=315360000 (allowed 0..=3600)".into()])));
+    let remark = r.unwrap_err().remark();
+    assert!(remark.contains("waitSecondsForService=315360000") && remark.contains("0..=3600"), "{remark}");
+    assert!(c.screen_update(&pairs(&[("shutdownWaitTimeSeconds", "86400")])).is_err());
+    assert!(c.screen_update(&pairs(&[("defaultThreadPoolNums", "0")])).is_err());
+    // Either of two values for one key out of range refuses.
+    assert!(c.screen_update(&pairs(&[("waitSecondsForService", "99999"), ("waitSecondsForService", "1")])).is_err());
+    assert_eq!(c.screen_update(&pairs(&[("needWaitForService", "true"), ("waitSecondsForService", "3600")])), Ok(()));
+    assert_eq!(c.screen_update(&pairs(&[("waitSecondsForService", "soon")])), Ok(()));
+}
