@@ -254,3 +254,42 @@ fn connections_over_the_limit_are_told_503_and_the_rest_are_served() {
     assert!(support::eventually(Duration::from_secs(2), || health(node.http).is_ok_and(|(s, _, _)| s == 200)));
     node.assert_unharmed("connections over the limit");
 }
+
+/// Every HTTP slot held by idle and half-sent connections, kept full by the attacker: each probe still gets 200
+/// within a second (the oldest connection not being answered makes room), and the process lives.
+#[test]
+fn probes_are_answered_while_idle_and_half_sent_connections_hold_every_slot() {
+    let _turn = crate::alone();
+    let mut node = Node::start(&[("httpMaxConnections", "8")]);
+    let mut held = Vec::new();
+    let open = |half_sent: bool| {
+        let mut s = connect(node.http);
+        if half_sent {
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ").unwrap();
+        }
+        s
+    };
+    for i in 0..8 {
+        held.push(open(i % 2 == 1));
+    }
+    for i in 0..20 {
+        // The attacker tops the slots up before every probe.
+        held.push(open(i % 2 == 0));
+        for path in ["/health", "/ready"] {
+            let started = Instant::now();
+            let answer = support::observe::http_response(node.http, path);
+            let took = started.elapsed();
+            assert_eq!(answer.as_ref().map(|a| a.0), Ok(200), "probe {i} of {path}: {answer:?}");
+            assert!(took < Duration::from_secs(1), "probe {i} of {path} took {took:?}");
+        }
+    }
+    let metrics = support::observe::http_response(node.http, "/metrics").unwrap().2;
+    let evicted: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("namesrv_http_refused_total{reason=\"evicted\"} "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no eviction count in {metrics}"));
+    assert!(evicted >= 20, "{evicted} evicted");
+    drop(held);
+    node.assert_unharmed("a slot flood");
+}
