@@ -16,10 +16,27 @@ pub struct Snapshot {
     /// The GET_ALL_TOPIC_LIST body, encoded by the first reader that asks (never on the write path) and dropped
     /// with the snapshot: listing 100k topics costs one encode per publish, not one per request.
     pub all_topics_body: std::sync::OnceLock<bytes::Bytes>,
+    /// FLEET_FACTS' answer pieces, built by the first asker (`fleet::facts::prepared`) and dropped with the
+    /// snapshot, for the same reason: a check costs one walk of the tables per publish, not one per request.
+    pub fleet_facts: std::sync::OnceLock<PreparedFacts>,
+}
+
+/// What FLEET_FACTS answers from, per aspect (in `fleet::facts::Aspect` order): its digest and its items as one JSON
+/// object, ready to copy into an answer; `None` for an aspect not told.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreparedFacts {
+    pub aspects: [Option<(u64, bytes::Bytes)>; 4],
 }
 
 impl Snapshot {
     pub(crate) fn new(generation: u64, routes: RouteView, kv: Arc<KvTable>, config: Arc<Config>) -> Snapshot {
-        Snapshot { generation, routes, kv, config, all_topics_body: std::sync::OnceLock::new() }
+        Snapshot {
+            generation,
+            routes,
+            kv,
+            config,
+            all_topics_body: std::sync::OnceLock::new(),
+            fleet_facts: std::sync::OnceLock::new(),
+        }
     }
 }

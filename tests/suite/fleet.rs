@@ -317,7 +317,8 @@ fn a_check_costs_the_peer_one_small_request_when_in_agreement() {
     use namesrv::test_support::fleet::facts::{Facts, Items};
     use namesrv::test_support::fleet::peer::check;
     use support::registration::Broker;
-    let srv = InProc::start(|_| {});
+    // The test's address (loopback) listed as a peer: FLEET_FACTS is answered to peers only.
+    let srv = InProc::start(|c| c.namesrv_peers = "127.0.0.1:1".into());
     let topics: Vec<String> = (0..1000).map(|i| format!("BenchmarkTopic_{i:04}")).collect();
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let mut c = srv.client();
@@ -376,4 +377,25 @@ fn peers_that_need_accounts_are_asked_with_the_inner_credential() {
     let refused = fleet(hu);
     assert_eq!(refused["peers"][0]["reachable"], false, "{refused}");
     assert!(refused["peers"][0]["error"].as_str().is_some_and(|e| e.contains("answered request 32047")), "{refused}");
+}
+
+/// With ACL off, FLEET_FACTS is answered to the addresses of `namesrvPeers` only: anybody else gets NO_PERMISSION
+/// with a remark that says why.
+#[test]
+fn fleet_facts_are_answered_to_peers_only() {
+    use namesrv::test_support::fleet::wire::FLEET_FACTS;
+    let elsewhere = InProc::start(|c| c.namesrv_peers = "192.0.2.7:9876".into());
+    let mut c = elsewhere.client();
+    let cmd = c.cmd(FLEET_FACTS);
+    let r = c.request(cmd);
+    assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{:?}", r.remark);
+    assert!(r.remark.as_deref().is_some_and(|m| m.contains("namesrvPeers")), "{:?}", r.remark);
+    assert!(r.body.is_empty());
+    let listed = InProc::start(|c| c.namesrv_peers = "192.0.2.7:9876;127.0.0.1:1".into());
+    let mut c = listed.client();
+    let cmd = c.cmd(FLEET_FACTS);
+    let r = c.request(cmd);
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{:?}", r.remark);
+    let body: Value = serde_json::from_slice(&r.body).expect("JSON");
+    assert!(body["topics"]["digest"].is_string(), "{body}");
 }
