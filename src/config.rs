@@ -9,6 +9,12 @@ use crate::protocol::props;
 
 mod controller_keys;
 pub(crate) use controller_keys::CONTROLLER_KEYS;
+mod bounds;
+mod fleet_peers;
+pub(crate) use fleet_peers::entries as fleet_peer_entries;
+pub use fleet_peers::PeerIps;
+mod secrets;
+pub(crate) use secrets::{is_secret_key, Class};
 mod update;
 
 /// A value that a properties string converts into, with Java's `MixAll.properties2Object` rules.
@@ -69,15 +75,6 @@ impl<T: ConfigValue> ConfigValue for Option<T> {
     }
 }
 
-/// Whether a key names a secret: a password, a secret or access key, credentials, a token or a private key. Such
-/// a value is never served, on either port (GET_NAMESRV_CONFIG, `/api/config`); only `-p`, on the operator's own
-/// terminal, prints it. By name rather than by a list, so that keys of the `-c` file nobody told us about (a
-/// broker's `innerClientAuthenticationCredentials`, say) are covered too.
-pub(crate) fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["password", "secret", "credential", "accesskey", "token", "privatekey"].iter().any(|w| k.contains(w))
-}
-
 /// A key that is not in the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnknownKey;
@@ -102,7 +99,7 @@ pub enum Update {
 }
 
 macro_rules! config_table {
-    ($( $owner:ident $update:ident $field:ident : $ty:ty = $default:expr, $name:literal; )*) => {
+    ($( $owner:ident $update:ident $class:ident $field:ident : $ty:ty = $default:expr, $name:literal; )*) => {
         /// The effective configuration. Field names are the Java keys in snake case.
         #[derive(Clone, Debug, PartialEq)]
         pub struct Config {
@@ -112,16 +109,26 @@ macro_rules! config_table {
             /// Our own keys as the `-c` file wrote them: written back when 318 rewrites the file, so that no
             /// setting of ours (allow-list, limits, TLS, ACL) is lost by an update.
             pub file_ours: BTreeMap<String, String>,
+            /// The resolved host names of `namesrvPeers` (`fleet_peers.rs`), shared by every clone.
+            pub fleet_peer_ips: PeerIps,
         }
 
         impl Default for Config {
             fn default() -> Self {
-                Config { $( $field: $default, )* extra: BTreeMap::new(), file_ours: BTreeMap::new() }
+                Config {
+                    $( $field: $default, )*
+                    extra: BTreeMap::new(),
+                    file_ours: BTreeMap::new(),
+                    fleet_peer_ips: PeerIps::default(),
+                }
             }
         }
 
         /// Every known key with its owner and update policy, in table order.
         pub const KEYS: &[(&str, KeyOwner, Update)] = &[ $( ($name, KeyOwner::$owner, Update::$update), )* ];
+
+        /// Every known key with its classification, in table order (`secrets.rs`).
+        pub const CLASSES: &[(&str, Class)] = &[ $( ($name, Class::$class), )* ];
 
         impl Config {
             /// Sets a known key. `Err` for an unknown key; an unparsable value is `Ok(false)` (ignored, as Java).
@@ -141,6 +148,16 @@ macro_rules! config_table {
                 match key {
                     $( $name => stringify!($ty) == "bool", )*
                     _ => false,
+                }
+            }
+
+            /// The type of a known key as written in the table (`"i32"`, `"bool"`, …): the bounds test finds every
+            /// numeric key 318 may set with it.
+            #[cfg(test)]
+            pub(crate) fn type_name(key: &str) -> Option<&'static str> {
+                match key {
+                    $( $name => Some(stringify!($ty)), )*
+                    _ => None,
                 }
             }
 
@@ -176,131 +193,131 @@ fn home_path(rest: &str) -> String {
 
 config_table! {
     // NamesrvConfig
-    Namesrv Start rocketmq_home: Option<String> = std::env::var("ROCKETMQ_HOME").ok(), "rocketmqHome";
-    Namesrv Start kv_config_path: String = home_path("namesrv/kvConfig.json"), "kvConfigPath";
-    Namesrv Start config_store_path: String = home_path("namesrv/namesrv.properties"), "configStorePath";
-    Namesrv Runtime product_env_name: String = "center".into(), "productEnvName";
-    Namesrv Runtime cluster_test: bool = false, "clusterTest";
-    Namesrv Runtime order_message_enable: bool = false, "orderMessageEnable";
-    Namesrv Runtime return_order_topic_config_to_broker: bool = true, "returnOrderTopicConfigToBroker";
-    Namesrv Runtime client_request_thread_pool_nums: i32 = 8, "clientRequestThreadPoolNums";
-    Namesrv Runtime default_thread_pool_nums: i32 = 16, "defaultThreadPoolNums";
-    Namesrv Runtime client_request_thread_pool_queue_capacity: i32 = 50000, "clientRequestThreadPoolQueueCapacity";
-    Namesrv Runtime default_thread_pool_queue_capacity: i32 = 10000, "defaultThreadPoolQueueCapacity";
-    Namesrv Start scan_not_active_broker_interval: i64 = 5000, "scanNotActiveBrokerInterval";
-    Namesrv Runtime un_register_broker_queue_capacity: i32 = 3000, "unRegisterBrokerQueueCapacity";
-    Namesrv Runtime support_acting_master: bool = false, "supportActingMaster";
-    Namesrv Runtime enable_all_topic_list: bool = true, "enableAllTopicList";
-    Namesrv Runtime enable_topic_list: bool = true, "enableTopicList";
-    Namesrv Runtime notify_min_broker_id_changed: bool = false, "notifyMinBrokerIdChanged";
-    Namesrv Start enable_controller_in_namesrv: bool = false, "enableControllerInNamesrv";
-    Namesrv Runtime need_wait_for_service: bool = false, "needWaitForService";
-    Namesrv Runtime wait_seconds_for_service: i32 = 45, "waitSecondsForService";
-    Namesrv Runtime delete_topic_with_broker_registration: bool = false, "deleteTopicWithBrokerRegistration";
-    Namesrv Start config_black_list: String = "configBlackList;configStorePath;kvConfigPath".into(), "configBlackList";
+    Namesrv Start Public rocketmq_home: Option<String> = std::env::var("ROCKETMQ_HOME").ok(), "rocketmqHome";
+    Namesrv Start Public kv_config_path: String = home_path("namesrv/kvConfig.json"), "kvConfigPath";
+    Namesrv Start Public config_store_path: String = home_path("namesrv/namesrv.properties"), "configStorePath";
+    Namesrv Runtime Public product_env_name: String = "center".into(), "productEnvName";
+    Namesrv Runtime Public cluster_test: bool = false, "clusterTest";
+    Namesrv Runtime Public order_message_enable: bool = false, "orderMessageEnable";
+    Namesrv Runtime Public return_order_topic_config_to_broker: bool = true, "returnOrderTopicConfigToBroker";
+    Namesrv Runtime Public client_request_thread_pool_nums: i32 = 8, "clientRequestThreadPoolNums";
+    Namesrv Runtime Public default_thread_pool_nums: i32 = 16, "defaultThreadPoolNums";
+    Namesrv Runtime Public client_request_thread_pool_queue_capacity: i32 = 50000, "clientRequestThreadPoolQueueCapacity";
+    Namesrv Runtime Public default_thread_pool_queue_capacity: i32 = 10000, "defaultThreadPoolQueueCapacity";
+    Namesrv Start Public scan_not_active_broker_interval: i64 = 5000, "scanNotActiveBrokerInterval";
+    Namesrv Runtime Public un_register_broker_queue_capacity: i32 = 3000, "unRegisterBrokerQueueCapacity";
+    Namesrv Runtime Public support_acting_master: bool = false, "supportActingMaster";
+    Namesrv Runtime Public enable_all_topic_list: bool = true, "enableAllTopicList";
+    Namesrv Runtime Public enable_topic_list: bool = true, "enableTopicList";
+    Namesrv Runtime Public notify_min_broker_id_changed: bool = false, "notifyMinBrokerIdChanged";
+    Namesrv Start Public enable_controller_in_namesrv: bool = false, "enableControllerInNamesrv";
+    Namesrv Runtime Public need_wait_for_service: bool = false, "needWaitForService";
+    Namesrv Runtime Public wait_seconds_for_service: i32 = 45, "waitSecondsForService";
+    Namesrv Runtime Public delete_topic_with_broker_registration: bool = false, "deleteTopicWithBrokerRegistration";
+    Namesrv Start Public config_black_list: String = "configBlackList;configStorePath;kvConfigPath".into(), "configBlackList";
     // NettyServerConfig
-    Netty Start bind_address: String = "0.0.0.0".into(), "bindAddress";
-    Netty Start listen_port: u16 = 9876, "listenPort";
-    Netty Start server_worker_threads: i32 = 8, "serverWorkerThreads";
-    Netty Start server_callback_executor_threads: i32 = 0, "serverCallbackExecutorThreads";
-    Netty Start server_selector_threads: i32 = 3, "serverSelectorThreads";
-    Netty Start server_oneway_semaphore_value: i32 = 256, "serverOnewaySemaphoreValue";
-    Netty Start server_async_semaphore_value: i32 = 64, "serverAsyncSemaphoreValue";
-    Netty Start server_channel_max_idle_time_seconds: i32 = 120, "serverChannelMaxIdleTimeSeconds";
-    Netty Start server_socket_snd_buf_size: i32 = 0, "serverSocketSndBufSize";
-    Netty Start server_socket_rcv_buf_size: i32 = 0, "serverSocketRcvBufSize";
-    Netty Start write_buffer_high_water_mark: i32 = 0, "writeBufferHighWaterMark";
-    Netty Start write_buffer_low_water_mark: i32 = 0, "writeBufferLowWaterMark";
-    Netty Start server_socket_backlog: i32 = 1024, "serverSocketBacklog";
-    Netty Start server_netty_worker_group_enable: bool = true, "serverNettyWorkerGroupEnable";
-    Netty Start server_pooled_byte_buf_allocator_enable: bool = true, "serverPooledByteBufAllocatorEnable";
-    Netty Runtime enable_shutdown_gracefully: bool = false, "enableShutdownGracefully";
-    Netty Runtime shutdown_wait_time_seconds: i32 = 30, "shutdownWaitTimeSeconds";
-    Netty Start use_epoll_native_selector: bool = false, "useEpollNativeSelector";
+    Netty Start Public bind_address: String = "0.0.0.0".into(), "bindAddress";
+    Netty Start Public listen_port: u16 = 9876, "listenPort";
+    Netty Start Public server_worker_threads: i32 = 8, "serverWorkerThreads";
+    Netty Start Public server_callback_executor_threads: i32 = 0, "serverCallbackExecutorThreads";
+    Netty Start Public server_selector_threads: i32 = 3, "serverSelectorThreads";
+    Netty Start Public server_oneway_semaphore_value: i32 = 256, "serverOnewaySemaphoreValue";
+    Netty Start Public server_async_semaphore_value: i32 = 64, "serverAsyncSemaphoreValue";
+    Netty Start Public server_channel_max_idle_time_seconds: i32 = 120, "serverChannelMaxIdleTimeSeconds";
+    Netty Start Public server_socket_snd_buf_size: i32 = 0, "serverSocketSndBufSize";
+    Netty Start Public server_socket_rcv_buf_size: i32 = 0, "serverSocketRcvBufSize";
+    Netty Start Public write_buffer_high_water_mark: i32 = 0, "writeBufferHighWaterMark";
+    Netty Start Public write_buffer_low_water_mark: i32 = 0, "writeBufferLowWaterMark";
+    Netty Start Public server_socket_backlog: i32 = 1024, "serverSocketBacklog";
+    Netty Start Public server_netty_worker_group_enable: bool = true, "serverNettyWorkerGroupEnable";
+    Netty Start Public server_pooled_byte_buf_allocator_enable: bool = true, "serverPooledByteBufAllocatorEnable";
+    Netty Runtime Public enable_shutdown_gracefully: bool = false, "enableShutdownGracefully";
+    Netty Runtime Public shutdown_wait_time_seconds: i32 = 30, "shutdownWaitTimeSeconds";
+    Netty Start Public use_epoll_native_selector: bool = false, "useEpollNativeSelector";
     // Ours
-    Ours Start reactor_threads: usize = 0, "reactorThreads";
-    Ours Start pin_threads: bool = true, "pinThreads";
-    Ours Start max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
-    Ours Start writer_queue_capacity: usize = 65536, "writerQueueCapacity";
-    Ours Start writer_queue_bytes: usize = 256 * 1024 * 1024, "writerQueueBytes";
-    Ours Start decoder_queue_bytes: usize = 16 * 1024 * 1024, "decoderQueueBytes";
-    Ours Start max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
-    Ours Start route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
-    Ours Start decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
-    Ours Start http_address: String = String::new(), "httpAddress";
+    Ours Start Public reactor_threads: usize = 0, "reactorThreads";
+    Ours Start Public pin_threads: bool = true, "pinThreads";
+    Ours Start Public max_frame_length: usize = crate::protocol::DEFAULT_MAX_FRAME, "maxFrameLength";
+    Ours Start Public writer_queue_capacity: usize = 65536, "writerQueueCapacity";
+    Ours Start Public writer_queue_bytes: usize = 256 * 1024 * 1024, "writerQueueBytes";
+    Ours Start Public decoder_queue_bytes: usize = 16 * 1024 * 1024, "decoderQueueBytes";
+    Ours Start Public max_inflated_body: usize = 64 * 1024 * 1024, "maxInflatedBody";
+    Ours Start Public route_cache_bytes: usize = 16 * 1024 * 1024, "routeCacheBytes";
+    Ours Start Public decoder_threshold_bytes: usize = 64 * 1024, "decoderThresholdBytes";
+    Ours Start Public http_address: String = String::new(), "httpAddress";
     // The address server on httpAddress (`/rocketmq/nsaddr`, what Java clients read with rocketmq.namesrv.domain):
     // the name servers to hand out, ';'-separated; empty = off.
-    Ours Start nsaddr_list: String = String::new(), "nsaddrList";
+    Ours Start Public nsaddr_list: String = String::new(), "nsaddrList";
     // The change feed (`/events` on httpAddress): how many events are kept for resuming streams (0 = off), and
     // how many streams may be open at once (more get 503).
-    Ours Start event_feed_size: usize = 4096, "eventFeedSize";
-    Ours Start event_feed_streams: usize = 16, "eventFeedStreams";
+    Ours Start Public event_feed_size: usize = 4096, "eventFeedSize";
+    Ours Start Public event_feed_streams: usize = 16, "eventFeedStreams";
     // The HTTP endpoint's protections (http::Limits, docs/operations.md): connections at once, request head and
     // body sizes, the time to deliver a head (also the idle keep-alive time) and to take a reply, and whether
     // /metrics needs an account under aclEnable.
-    Ours Start http_max_connections: usize = 256, "httpMaxConnections";
-    Ours Start http_max_header_bytes: usize = 16 * 1024, "httpMaxHeaderBytes";
-    Ours Start http_max_body_bytes: usize = 4096, "httpMaxBodyBytes";
-    Ours Start http_header_timeout_seconds: u64 = 10, "httpHeaderTimeoutSeconds";
-    Ours Start http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
-    Ours Start http_metrics_auth: bool = false, "httpMetricsAuth";
+    Ours Start Public http_max_connections: usize = 256, "httpMaxConnections";
+    Ours Start Public http_max_header_bytes: usize = 16 * 1024, "httpMaxHeaderBytes";
+    Ours Start Public http_max_body_bytes: usize = 4096, "httpMaxBodyBytes";
+    Ours Start Public http_header_timeout_seconds: u64 = 10, "httpHeaderTimeoutSeconds";
+    Ours Start Public http_write_timeout_seconds: u64 = 10, "httpWriteTimeoutSeconds";
+    Ours Start Public http_metrics_auth: bool = false, "httpMetricsAuth";
     // How long a broker that left a cluster (and is not back) stays a health verdict (`health`, "brokers_lost").
-    Ours Start health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
+    Ours Start Public health_loss_window_seconds: u64 = 600, "healthLossWindowSeconds";
     // The chart history /api/history serves: seconds between samples (min 1); 360 are kept, an hour at 10 s.
-    Ours Start http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
-    Ours Start route_snapshot_path: String = String::new(), "routeSnapshotPath";
-    Ours Start route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
+    Ours Start Public http_history_step_seconds: u64 = 10, "httpHistoryStepSeconds";
+    Ours Start Public route_snapshot_path: String = String::new(), "routeSnapshotPath";
+    Ours Start Public route_snapshot_interval_seconds: i64 = 30, "routeSnapshotIntervalSeconds";
     // TLS: Java reads these as JVM system properties (TlsSystemConfig); we take the same names from `-c`. Read at
     // start only. `tls.config.file` (if it exists) overrides the others except the mode, as Java's does.
-    Ours Start tls_server_mode: String = "permissive".into(), "tls.server.mode";
-    Ours Start tls_test_mode_enable: bool = true, "tls.test.mode.enable";
-    Ours Start tls_server_cert_path: String = String::new(), "tls.server.certPath";
-    Ours Start tls_server_key_path: String = String::new(), "tls.server.keyPath";
-    Ours Start tls_server_key_password: String = String::new(), "tls.server.keyPassword";
-    Ours Start tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
-    Ours Start tls_server_auth_client: bool = false, "tls.server.authClient";
-    Ours Start tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
-    Ours Start tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
+    Ours Start Public tls_server_mode: String = "permissive".into(), "tls.server.mode";
+    Ours Start Public tls_test_mode_enable: bool = true, "tls.test.mode.enable";
+    Ours Start Public tls_server_cert_path: String = String::new(), "tls.server.certPath";
+    Ours Start Public tls_server_key_path: String = String::new(), "tls.server.keyPath";
+    Ours Start Secret tls_server_key_password: String = String::new(), "tls.server.keyPassword";
+    Ours Start Public tls_server_need_client_auth: String = "none".into(), "tls.server.need.client.auth";
+    Ours Start Public tls_server_auth_client: bool = false, "tls.server.authClient";
+    Ours Start Public tls_server_trust_cert_path: String = String::new(), "tls.server.trustCertPath";
+    Ours Start Public tls_config_file: String = "/etc/rocketmq/tls.properties".into(), "tls.config.file";
     // Limits (docs/decisions/0006). 0 = unlimited where noted.
-    Ours Start max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
-    Ours Start max_connections: usize = 100_000, "maxConnections";
-    Ours Start max_pending_write_bytes: usize = 16 * 1024 * 1024, "maxPendingWriteBytes";
-    Ours Start slow_reader_close_seconds: i64 = 30, "slowReaderCloseSeconds";
-    Ours Start admin_allow_list: crate::allow_list::AllowList = Default::default(), "adminAllowList";
+    Ours Start Public max_topics_per_registration: usize = 0, "maxTopicsPerRegistration";
+    Ours Start Public max_connections: usize = 100_000, "maxConnections";
+    Ours Start Public max_pending_write_bytes: usize = 16 * 1024 * 1024, "maxPendingWriteBytes";
+    Ours Start Public slow_reader_close_seconds: i64 = 30, "slowReaderCloseSeconds";
+    Ours Start Public admin_allow_list: crate::allow_list::AllowList = Default::default(), "adminAllowList";
     // Authentication (docs/security.md): the broker's key name, and the 4.x account file.
-    Ours Start acl_enable: bool = false, "aclEnable";
-    Ours Start acl_file: String = String::new(), "aclFile";
+    Ours Start Public acl_enable: bool = false, "aclEnable";
+    Ours Start Public acl_file: String = String::new(), "aclFile";
     // ACL 2.0 (5.3+), with the brokers' key names (AuthConfig): users learned from the brokers (auth_sync), the
     // credential the cluster's brokers and proxies sign with, request codes that need no signature, a Super user
     // known from the start; and ours: how often the brokers are asked, and where the last good list is kept.
-    Ours Start authentication_enabled: bool = false, "authenticationEnabled";
-    Ours Start inner_client_authentication_credentials: String = String::new(), "innerClientAuthenticationCredentials";
-    Ours Start authentication_whitelist: String = String::new(), "authenticationWhitelist";
-    Ours Start init_authentication_user: String = String::new(), "initAuthenticationUser";
-    Ours Start auth_users_refresh_seconds: u64 = 10, "authUsersRefreshSeconds";
-    Ours Start auth_users_path: String = home_path("namesrv/authUsers.json"), "authUsersPath";
+    Ours Start Public authentication_enabled: bool = false, "authenticationEnabled";
+    Ours Start Secret inner_client_authentication_credentials: String = String::new(), "innerClientAuthenticationCredentials";
+    Ours Start Public authentication_whitelist: String = String::new(), "authenticationWhitelist";
+    Ours Start Secret init_authentication_user: String = String::new(), "initAuthenticationUser";
+    Ours Start Public auth_users_refresh_seconds: u64 = 10, "authUsersRefreshSeconds";
+    Ours Start Public auth_users_path: String = home_path("namesrv/authUsers.json"), "authUsersPath";
     // The audit trail (target `audit`) to a file of its own, appended; empty = with the other logs.
-    Ours Start audit_log_path: String = String::new(), "auditLogPath";
+    Ours Start Public audit_log_path: String = String::new(), "auditLogPath";
     // The main log (crate::logging): empty logDir = stderr; else logDir/namesrv.log, rolled at logMaxFileSize
     // bytes (0 = never) keeping logMaxFiles rolled files; logFormat text or json.
-    Ours Start log_dir: String = String::new(), "logDir";
-    Ours Start log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
-    Ours Start log_max_files: usize = 10, "logMaxFiles";
-    Ours Start log_format: String = "text".into(), "logFormat";
+    Ours Start Public log_dir: String = String::new(), "logDir";
+    Ours Start Public log_max_file_size: usize = 100 * 1024 * 1024, "logMaxFileSize";
+    Ours Start Public log_max_files: usize = 10, "logMaxFiles";
+    Ours Start Public log_format: String = "text".into(), "logFormat";
     // The fleet view (crate::fleet): the other name servers of the fleet, `;`- or `,`-separated host:port (ours may
     // be listed, it is skipped; empty = off), and how often each is compared with us.
-    Ours Start namesrv_peers: String = String::new(), "namesrvPeers";
-    Ours Start fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
+    Ours Start Public namesrv_peers: String = String::new(), "namesrvPeers";
+    Ours Start Public fleet_check_seconds: u64 = 30, "fleetCheckSeconds";
     // Frames in progress (docs/decisions/0032): once its first byte is in, a frame must be whole within
     // frameReadTimeoutSeconds, or within its length at frameMinBytesPerSecond if that is longer (a big registration
     // over a slow link); otherwise its connection is closed and what it held given back. 0 = no deadline / the floor
     // only.
-    Ours Start frame_read_timeout_seconds: u64 = 30, "frameReadTimeoutSeconds";
-    Ours Start frame_min_bytes_per_second: u64 = 256 * 1024, "frameMinBytesPerSecond";
+    Ours Start Public frame_read_timeout_seconds: u64 = 30, "frameReadTimeoutSeconds";
+    Ours Start Public frame_min_bytes_per_second: u64 = 256 * 1024, "frameMinBytesPerSecond";
     // ACL 2.0 (auth_sync): addresses that may be asked for users though they are not the IP their broker registered
     // from (NAT, a proxy in between): CIDRs or addresses, comma-separated; empty = only addresses that match.
     // Host names are never asked, listed or not.
-    Ours Start auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
+    Ours Start Public auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
 }
 
 /// Why a configuration could not be loaded.
@@ -335,7 +352,8 @@ impl Config {
                 .map_err(|source| ConfigError::AllowList { path: path.into(), source })?;
         }
         let mut config = Config::default();
-        let warnings = config.apply(&pairs);
+        let mut warnings = config.apply(&pairs);
+        warnings.extend(config.clamp_bounded());
         for (k, v) in &pairs {
             if KEYS.iter().any(|(name, owner, _)| name == k && *owner == KeyOwner::Ours) {
                 config.file_ours.insert(k.clone(), v.trim().to_string());

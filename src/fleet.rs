@@ -80,6 +80,27 @@ pub(crate) struct Fleet {
     pub clock: Arc<dyn Clock>,
     /// `innerClientAuthenticationCredentials`: what requests are signed with when peers need accounts.
     pub sign: Option<(String, signature::Key)>,
+    /// The host names among `namesrvPeers`, and where their addresses go for FLEET_FACTS's check of who asks
+    /// (`config::PeerIps`): resolved here, at start and every check, never on a reactor.
+    pub peer_names: Vec<String>,
+    pub peer_ips: crate::config::PeerIps,
+}
+
+/// The `namesrvPeers` entries that are host names (not IP literals), with their ports.
+fn host_names(config: &Config) -> Vec<String> {
+    crate::config::fleet_peer_entries(&config.namesrv_peers)
+        .filter(|a| a.parse::<SocketAddr>().is_err())
+        .map(String::from)
+        .collect()
+}
+
+/// The addresses `names` resolve to now; a name that does not resolve adds none (it is tried again next check).
+fn resolve(names: &[String]) -> Vec<std::net::IpAddr> {
+    let mut ips: Vec<std::net::IpAddr> =
+        names.iter().filter_map(|n| n.to_socket_addrs().ok()).flatten().map(|sa| sa.ip()).collect();
+    ips.sort();
+    ips.dedup();
+    ips
 }
 
 impl Fleet {
@@ -107,13 +128,18 @@ impl Fleet {
             }
         };
         info!(peers = ?peers, interval_s = interval.as_secs(), signed = sign.is_some(), "fleet view on");
-        Some((Fleet { peers, interval, cell, view: view.clone(), clock, sign }, view))
+        let (peer_names, peer_ips) = (host_names(config), config.fleet_peer_ips.clone());
+        peer_ips.store(resolve(&peer_names));
+        Some((Fleet { peers, interval, cell, view: view.clone(), clock, sign, peer_names, peer_ips }, view))
     }
 
     /// Checks at once, then every `interval` until `stop` is signalled or dropped.
     pub(crate) fn run(self, stop: Receiver<()>) {
         let mut seen: Vec<Seen> = self.peers.iter().map(|_| Seen::default()).collect();
         loop {
+            if !self.peer_names.is_empty() {
+                self.peer_ips.store(resolve(&self.peer_names));
+            }
             for (addr, seen) in self.peers.iter().zip(seen.iter_mut()) {
                 // Looked for between peers, so a stop waits for one peer's timeouts at most.
                 if !matches!(stop.try_recv(), Err(TryRecvError::Empty)) {

@@ -48,11 +48,12 @@ fn fetch(ctx: &Ctx, addr: &str) -> Result<View, CliError> {
 }
 
 /// Every KV entry in one FLEET_FACTS request (no digests sent, so every aspect comes whole), or `None` from a
-/// server that does not know the request (Java's answers REQUEST_CODE_NOT_SUPPORTED).
+/// server that does not know the request (Java's answers REQUEST_CODE_NOT_SUPPORTED) or does not answer it to us.
 fn fetch_all_kv(client: &mut Client) -> Result<Option<Items>, CliError> {
     let cmd = client.cmd(wire::FLEET_FACTS);
     let resp = client.request(cmd)?;
-    if resp.code == ResponseCode::REQUEST_CODE_NOT_SUPPORTED {
+    // A Java server does not know the request; one of ours answers it to its fleet peers only (with ACL off).
+    if resp.code == ResponseCode::REQUEST_CODE_NOT_SUPPORTED || resp.code == ResponseCode::NO_PERMISSION {
         return Ok(None);
     }
     let resp = call_answered(client, resp)?;

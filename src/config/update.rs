@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{update_policy, Config, UnknownKey, Update};
+use super::{bounds, update_policy, Config, UnknownKey, Update};
 use crate::protocol::props;
 
 /// Java's remark when an update names a key of its black list.
@@ -26,6 +26,9 @@ pub enum Refused {
     /// added to `configBlackList` with blanks around them), and keys whose key or value holds a control character
     /// (`props::is_control`). Each list sorted, without repeats.
     Ours { start_only: Vec<String>, control: Vec<String> },
+    /// Only keys Java would have accepted, with a value outside its key's range (`bounds.rs`): each as
+    /// `key=value (allowed lo..=hi)`, sorted.
+    OutOfRange(Vec<String>),
 }
 
 impl Refused {
@@ -52,6 +55,7 @@ impl fmt::Display for Refused {
                 }
                 Ok(())
             }
+            Refused::OutOfRange(list) => write!(f, "Value out of range, nothing applied: {}", list.join(", ")),
         }
     }
 }
@@ -138,7 +142,8 @@ impl Config {
 
     /// Whether an UPDATE_NAMESRV_CONFIG may be applied. Java's black list is checked first, as Java does, so such an
     /// update gets Java's answer whatever else it holds. A control character is refused in any key or value (Java
-    /// would take it): a line break in a value would otherwise be a line break in the rewritten config file.
+    /// would take it): a line break in a value would otherwise be a line break in the rewritten config file. Last, a
+    /// number outside its key's range (`bounds.rs`; Java has none) is refused.
     pub fn screen_update(&self, pairs: &[(String, String)]) -> Result<(), Refused> {
         if pairs.iter().any(|(k, _)| self.java_black_listed(k)) {
             return Err(Refused::JavaBlackList);
@@ -151,10 +156,17 @@ impl Config {
             .collect();
         control.sort();
         control.dedup();
-        if start_only.is_empty() && control.is_empty() {
+        if !(start_only.is_empty() && control.is_empty()) {
+            return Err(Refused::Ours { start_only, control });
+        }
+        // A key may appear twice; Java takes the last, but either one out of range refuses the whole update.
+        let mut out: Vec<String> = pairs.iter().filter_map(|(k, v)| bounds::out_of_range(k, v)).collect();
+        out.sort();
+        out.dedup();
+        if out.is_empty() {
             Ok(())
         } else {
-            Err(Refused::Ours { start_only, control })
+            Err(Refused::OutOfRange(out))
         }
     }
 

@@ -5,9 +5,10 @@
 //! Body: `{"brokers":{"digest":"<16 hex>","items":{name:value,…}},"topics":{…},"kv":{…},"config":{…}}`, standard
 //! JSON (serde_json), `items` left out where the digests match.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::facts::{digest, Aspect, BodyError, Facts, Items};
+use super::facts::{Aspect, BodyError, Items};
+use crate::state::PreparedFacts;
 
 /// A request code of our own, far from RocketMQ's (its RequestCode tops out at 3543, BATCH_ACK_MESSAGE) and within
 /// a `short`, as the ROCKETMQ header encodes codes. A Java name server answers REQUEST_CODE_NOT_SUPPORTED, which
@@ -27,22 +28,27 @@ pub(crate) fn asked_digest(ext: impl Fn(&str) -> Option<String>, aspect: Aspect)
     ext(aspect.name()).as_deref().and_then(unhex)
 }
 
-/// The answer to FLEET_FACTS from `facts` (ours), given the asker's digests.
-pub(crate) fn answer(facts: &Facts, asked: impl Fn(Aspect) -> Option<u64>) -> Vec<u8> {
-    let mut body = Map::new();
+/// The answer to FLEET_FACTS from `facts` (ours, `Facts::prepare`), given the asker's digests: the prepared JSON
+/// copied in, nothing walked or serialized again.
+pub(crate) fn answer(facts: &PreparedFacts, asked: impl Fn(Aspect) -> Option<u64>) -> Vec<u8> {
+    let size: usize = facts.aspects.iter().flatten().map(|(_, items)| items.len() + 64).sum();
+    let mut body = Vec::with_capacity(size + 2);
+    body.push(b'{');
     for aspect in Aspect::ALL {
-        let Some(items) = facts.get(aspect) else { continue };
-        let d = digest(items);
-        let mut entry = Map::new();
-        entry.insert("digest".into(), Value::String(hex(d)));
-        if asked(aspect) != Some(d) {
-            let map: Map<String, Value> = items.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-            entry.insert("items".into(), Value::Object(map));
+        let Some((d, items)) = &facts.aspects[aspect.index()] else { continue };
+        if body.len() > 1 {
+            body.push(b',');
         }
-        body.insert(aspect.name().into(), Value::Object(entry));
+        // Aspect names and hex digits need no escaping.
+        body.extend_from_slice(format!("\"{}\":{{\"digest\":\"{}\"", aspect.name(), hex(*d)).as_bytes());
+        if asked(aspect) != Some(*d) {
+            body.extend_from_slice(b",\"items\":");
+            body.extend_from_slice(items);
+        }
+        body.push(b'}');
     }
-    // Serializing a `Value` cannot fail.
-    serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
+    body.push(b'}');
+    body
 }
 
 /// What a peer told about one aspect.
@@ -79,6 +85,7 @@ pub(crate) fn read_answer(body: &[u8], ours: &[Option<u64>; 4]) -> Result<[Told;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fleet::facts::{digest, Facts};
 
     fn facts(kv: &[(&str, &str)]) -> Facts {
         let items: Items = kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -89,16 +96,21 @@ mod tests {
     fn matching_digests_send_no_items() {
         let ours = facts(&[("ns/k", "v")]);
         let digests = ours.aspects.clone().map(|a| a.as_ref().map(digest));
-        let same = answer(&ours, |a| digests[a.index()]);
+        let same = answer(&ours.prepare(), |a| digests[a.index()]);
         assert!(!String::from_utf8_lossy(&same).contains("items"), "{}", String::from_utf8_lossy(&same));
         let told = read_answer(&same, &digests).unwrap();
         assert!(told[..3].iter().all(|t| *t == Told::Same));
         assert_eq!(told[Aspect::Config.index()], Told::Nothing);
 
         let theirs = facts(&[("ns/k", "w")]);
-        let told = read_answer(&answer(&theirs, |a| digests[a.index()]), &digests).unwrap();
+        let told = read_answer(&answer(&theirs.prepare(), |a| digests[a.index()]), &digests).unwrap();
         assert_eq!(told[Aspect::Kv.index()], Told::Items([("ns/k".to_string(), "w".to_string())].into()));
         assert_eq!(told[Aspect::Brokers.index()], Told::Same);
+        // Standard JSON, whatever the items hold.
+        let odd = facts(&[("ns/\"k\"\n", "\u{1}v\\")]);
+        let told = read_answer(&answer(&odd.prepare(), |_| None), &digests).unwrap();
+        let odd_items: Items = [("ns/\"k\"\n".to_string(), "\u{1}v\\".to_string())].into();
+        assert_eq!(told[Aspect::Kv.index()], Told::Items(odd_items));
     }
 
     #[test]

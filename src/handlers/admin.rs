@@ -24,9 +24,7 @@ pub(crate) fn update_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
 
 /// 319: raw lines, as Java's `MixAll.properties2String` (the file is written escaped: `Config::file_text`).
 pub(crate) fn get_config(ctx: &Ctx, req: &RemotingCommand) -> Action {
-    // Java's answer less any secret the `-c` file holds (docs/security.md): nobody reads a secret off the wire.
-    let mut entries = ctx.snapshot.config.java_entries();
-    entries.retain(|(k, _)| !crate::config::is_secret_key(k));
-    let text = props::write(&entries);
+    // Java's answer less every secret (`config::secrets`, docs/security.md): nobody reads a secret off the wire.
+    let text = props::write(&ctx.snapshot.config.served_java_entries());
     Action::Reply(success(req).with_body(text.into_bytes()))
 }

@@ -309,11 +309,13 @@ mod tests {
         let mut config = crate::config::Config::default();
         config.extra.insert("secretKey".into(), "s3cret".into());
         config.extra.insert("productEnvNote".into(), "visible".into());
+        // Root's account: no secret word in the key's name, secret by its class.
+        config.init_authentication_user = r#"{"username":"root","password":"r00tpw"}"#.into();
         let snap = crate::writer::Writer::initial_snapshot(Default::default(), std::sync::Arc::new(config));
         let text = config_json(&snap);
-        assert!(!text.contains("s3cret") && text.contains("visible"), "{text}");
+        assert!(!text.contains("s3cret") && !text.contains("r00tpw") && text.contains("visible"), "{text}");
         let hidden = super::config(&snap)["hidden"].clone();
-        for key in ["secretKey", "tls.server.keyPassword", "innerClientAuthenticationCredentials"] {
+        for key in ["secretKey", "initAuthenticationUser"] {
             assert!(hidden.as_array().unwrap().contains(&json!(key)), "{key} not named as hidden: {text}");
         }
     }

@@ -14,6 +14,7 @@ mod api;
 mod auth;
 mod events;
 mod io;
+mod logins;
 mod query;
 mod routes;
 mod serve;

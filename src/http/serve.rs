@@ -1,28 +1,33 @@
 //! The endpoint's thread: a one-thread tokio runtime that accepts, sniffs TLS, and hands each connection to hyper's
 //! HTTP/1.1 server as a task. Limits, in the order a connection meets them:
-//! 1. `httpMaxConnections` at once: one more is answered 503 and closed (a small task of its own for up to 1 s, so
-//!    the answer is read before the close; past 1024 of those, closed at once), never queued;
+//! 1. `httpMaxConnections` at once: at the cap, a new connection takes the slot of the oldest one that is not
+//!    being answered (idle between requests, or still sending its head: `Slots`), which is closed; only when every
+//!    slot is answering a request or streaming is the new one answered 503 and closed (a small task of its own for
+//!    up to 1 s, so the answer is read before the close; past 1024 of those, closed at once), never queued. Idle
+//!    or half-sent connections thus never keep a probe (`/health`, `/ready`) out;
 //! 2. the TLS sniff and handshake, then every request head, within `httpHeaderTimeoutSeconds` (hyper's header
 //!    timeout, which also ends an idle keep-alive connection), and at most `httpMaxHeaderBytes` (431);
 //! 3. no body: a request announcing more than `httpMaxBodyBytes`, or a body of unknown length, gets 413 unread;
 //! 4. every write makes progress within `httpWriteTimeoutSeconds` (`io::WriteDeadline`), else the connection ends;
-//! 5. `aclEnable`: an account, except for the open paths (`super::is_open`).
+//! 5. `aclEnable`: an account, except for the open paths (`super::is_open`); an address with too many wrong ones
+//!    gets 429 for a while (`logins`).
 //!
 //! A stop ends the accept loop and every connection task at once (they wait on the same `watch`), so it completes
 //! in milliseconds whatever the clients do. A panic in an answer is caught (`contained`): that request gets 500.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{Either, Full};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONNECTION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, CONNECTION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -34,6 +39,7 @@ use tracing::{debug, error, warn};
 
 use super::events::{self, EventBody, Opened};
 use super::io::WriteDeadline;
+use super::logins::{self, Logins};
 use super::routes::{self, Reply};
 use super::{api, auth, HttpContext};
 use crate::metrics::HttpRefusal;
@@ -58,15 +64,86 @@ pub(crate) struct HttpServer {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The connections being served, oldest first (ids only grow), and whether each is being answered.
+#[derive(Default)]
+struct Slots {
+    next: u64,
+    open: BTreeMap<u64, Slot>,
+}
+
+struct Slot {
+    /// Answering a request now, or an event stream (which is answered for as long as it is open).
+    busy: bool,
+    /// Ends the connection's task when its slot is given to a newer connection.
+    evict: Option<oneshot::Sender<()>>,
+}
+
+impl Slots {
+    /// A slot for a new connection when fewer than `max` are open, else the slot of the oldest connection not being
+    /// answered (it is told to go); `None` when every connection is being answered.
+    fn take(&mut self, max: usize, evict: oneshot::Sender<()>) -> Option<(u64, bool)> {
+        let mut evicted = false;
+        if self.open.len() >= max {
+            let oldest = self.open.iter().find(|(_, s)| !s.busy).map(|(id, _)| *id)?;
+            if let Some(tell) = self.open.remove(&oldest).and_then(|s| s.evict) {
+                let _ = tell.send(());
+            }
+            evicted = true;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.open.insert(id, Slot { busy: false, evict: Some(evict) });
+        Some((id, evicted))
+    }
+
+    fn set_busy(&mut self, id: u64, busy: bool) {
+        if let Some(slot) = self.open.get_mut(&id) {
+            slot.busy = busy;
+        }
+    }
+}
+
+/// Marks a connection as being answered while it lives.
+struct Answering<'a> {
+    shared: &'a Shared,
+    id: u64,
+    /// An event stream stays busy after its head is answered.
+    keep: bool,
+}
+
+impl<'a> Answering<'a> {
+    fn new(shared: &'a Shared, id: u64) -> Answering<'a> {
+        shared.slots().set_busy(id, true);
+        Answering { shared, id, keep: false }
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        if !self.keep {
+            self.shared.slots().set_busy(self.id, false);
+        }
+    }
+}
+
 /// What every connection task shares.
 struct Shared {
     ctx: HttpContext,
-    /// Connections being served, and refused ones still being told so.
-    connections: AtomicUsize,
+    /// Connections being served.
+    slots: Mutex<Slots>,
+    /// Refused connections still being told so.
     refusing: AtomicUsize,
+    logins: Logins,
     streams: Arc<AtomicUsize>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     stop: watch::Receiver<bool>,
+}
+
+impl Shared {
+    fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
+        // Nothing panics while holding it; a poisoned lock still holds consistent slots.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl HttpServer {
@@ -90,8 +167,9 @@ impl HttpServer {
         ctx.metrics.http.enabled.store(true, Ordering::Relaxed);
         let shared = Arc::new(Shared {
             ctx,
-            connections: AtomicUsize::new(0),
+            slots: Mutex::default(),
             refusing: AtomicUsize::new(0),
+            logins: Logins::default(),
             streams: Arc::default(),
             tls,
             stop: stop_rx,
@@ -134,6 +212,7 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) {
         Err(e) => return error!(error = %e, "HTTP endpoint cannot listen"),
     };
     tokio::spawn(stoppable(shared.clone(), sample_history(shared.clone())));
+    tokio::spawn(stoppable(shared.clone(), sweep_logins(shared.clone())));
     let mut stop = shared.stop.clone();
     loop {
         tokio::select! {
@@ -167,11 +246,22 @@ async fn sample_history(shared: Arc<Shared>) {
     }
 }
 
+/// Sums up the failed logins of ended windows even when their addresses went quiet.
+async fn sweep_logins(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(logins::WINDOW_MS as u64));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        shared.logins.sweep(shared.ctx.clock.now_ms());
+    }
+}
+
 fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     let limits = &shared.ctx.limits;
     let metrics = &shared.ctx.metrics.http;
-    if shared.connections.fetch_add(1, Ordering::AcqRel) >= limits.max_connections {
-        shared.connections.fetch_sub(1, Ordering::AcqRel);
+    let (evict_tx, evicted) = oneshot::channel();
+    let taken = shared.slots().take(limits.max_connections, evict_tx);
+    let Some((id, evicting)) = taken else {
         metrics.refused(HttpRefusal::Connections);
         // Telling a refused client why takes a task too; past `MAX_REFUSING` of those, it is just closed.
         if shared.refusing.fetch_add(1, Ordering::AcqRel) < MAX_REFUSING {
@@ -184,13 +274,22 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
             shared.refusing.fetch_sub(1, Ordering::AcqRel);
         }
         return;
+    };
+    if evicting {
+        metrics.refused(HttpRefusal::Evicted);
+        debug!(%peer, "HTTP connection slots full: the oldest idle connection made room");
     }
     metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
     metrics.connections_open.fetch_add(1, Ordering::Relaxed);
     let shared = shared.clone();
     tokio::spawn(stoppable(shared.clone(), async move {
-        connection(stream, peer, shared.clone()).await;
-        shared.connections.fetch_sub(1, Ordering::AcqRel);
+        tokio::select! {
+            // Its slot is already someone else's.
+            _ = evicted => {}
+            _ = connection(stream, peer, shared.clone(), id) => {
+                shared.slots().open.remove(&id);
+            }
+        }
         shared.ctx.metrics.http.connections_open.fetch_sub(1, Ordering::Relaxed);
     }));
 }
@@ -226,7 +325,7 @@ async fn refuse(mut stream: TcpStream, max: usize) {
 }
 
 /// One connection: the TLS sniff and handshake, then HTTP/1.1 until the client or a limit ends it.
-async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, id: u64) {
     let _ = stream.set_nodelay(true);
     let limits = &shared.ctx.limits;
     let mut first = [0u8; 1];
@@ -238,9 +337,9 @@ async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let stream = WriteDeadline::new(stream, limits.write_timeout);
     match (tls, &shared.tls, shared.ctx.tls.mode) {
         (false, _, TlsMode::Enforcing) => debug!(%peer, "plain HTTP refused: tls.server.mode=enforcing"),
-        (false, _, _) => http(stream, peer.ip(), shared.clone()).await,
+        (false, _, _) => http(stream, peer.ip(), shared.clone(), id).await,
         (true, Some(acceptor), _) => match tokio::time::timeout(limits.head_timeout, acceptor.accept(stream)).await {
-            Ok(Ok(tls)) => http(tls, peer.ip(), shared.clone()).await,
+            Ok(Ok(tls)) => http(tls, peer.ip(), shared.clone(), id).await,
             Ok(Err(e)) => debug!(%peer, error = %e, "HTTP TLS handshake failed"),
             Err(_) => debug!(%peer, "HTTP TLS handshake timed out"),
         },
@@ -248,14 +347,14 @@ async fn connection(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     }
 }
 
-async fn http<I>(io: I, peer: IpAddr, shared: Arc<Shared>)
+async fn http<I>(io: I, peer: IpAddr, shared: Arc<Shared>, id: u64)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let limits = shared.ctx.limits.clone();
     let service = service_fn(move |req| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(handle(&shared, peer, req).await) }
+        async move { Ok::<_, Infallible>(handle(&shared, peer, id, req).await) }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -272,7 +371,9 @@ where
     }
 }
 
-async fn handle(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> Response<Body> {
+async fn handle(shared: &Shared, peer: IpAddr, id: u64, req: Request<Incoming>) -> Response<Body> {
+    // A complete head is here: this connection is not evicted while it is answered.
+    let mut answering = Answering::new(shared, id);
     let ctx = &shared.ctx;
     let metrics = &ctx.metrics.http;
     // The endpoints take no body: one that is announced too long, or has no announced length, is not read at all.
@@ -292,8 +393,26 @@ async fn handle(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> Respon
     let path = req.uri().path();
     let query = req.uri().query().unwrap_or("");
     if let (false, Some(acl)) = (super::is_open(path, &ctx.limits), &ctx.acl) {
+        let now_ms = ctx.clock.now_ms();
+        if let Some(wait_s) = shared.logins.throttled(peer, now_ms) {
+            metrics.refused(HttpRefusal::LoginThrottled);
+            let text = format!(
+                "too many failed logins from this address ({} in {} s); retry in {wait_s} s\n",
+                logins::MAX_FAILURES,
+                logins::WINDOW_MS / 1000
+            );
+            let mut r = full(routes::text(429, text, "text/plain"));
+            r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(wait_s));
+            return r;
+        }
         let given = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
-        if let Err(denied) = auth::check(&acl.load(), peer, given) {
+        let checked = auth::check(&acl.load(), peer, given);
+        match checked {
+            Err(auth::Denied::BadCredentials) => shared.logins.failed(peer, now_ms),
+            Ok(()) if given.is_some() => shared.logins.succeeded(peer, now_ms),
+            _ => {}
+        }
+        if let Err(denied) = checked {
             metrics.refused(match denied {
                 auth::Denied::NoCredentials => HttpRefusal::NoCredentials,
                 auth::Denied::BadCredentials => HttpRefusal::BadCredentials,
@@ -310,7 +429,11 @@ async fn handle(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> Respon
         "/events" => {
             let last = req.headers().get("Last-Event-ID").and_then(|v| v.to_str().ok());
             match events::open(&ctx.feed, &shared.streams, ctx.limits.max_streams, last, query) {
-                Opened::Stream(body) => event_stream(body),
+                Opened::Stream(body) => {
+                    // Streaming for as long as it is open: not an idle connection to make room with.
+                    answering.keep = true;
+                    event_stream(body)
+                }
                 Opened::Off => {
                     full(routes::text(404, "the change feed is off (eventFeedSize=0)\n".into(), "text/plain"))
                 }

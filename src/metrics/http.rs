@@ -22,15 +22,21 @@ pub(crate) enum HttpRefusal {
     NoCredentials,
     /// `aclEnable` and credentials of no account: 401.
     BadCredentials,
+    /// Too many wrong credentials from the address lately: 429 (`http::logins`).
+    LoginThrottled,
+    /// `httpMaxConnections` were open: the oldest idle connection was closed to make room.
+    Evicted,
 }
 
-const REFUSALS: [(HttpRefusal, &str); 6] = [
+const REFUSALS: [(HttpRefusal, &str); 8] = [
     (HttpRefusal::Connections, "connections"),
     (HttpRefusal::Streams, "streams"),
     (HttpRefusal::Body, "body"),
     (HttpRefusal::Method, "method"),
     (HttpRefusal::NoCredentials, "no_credentials"),
     (HttpRefusal::BadCredentials, "bad_credentials"),
+    (HttpRefusal::LoginThrottled, "login_throttled"),
+    (HttpRefusal::Evicted, "evicted"),
 ];
 
 #[derive(Default)]

@@ -14,7 +14,7 @@ pub(crate) mod snapshot;
 
 pub(crate) use kv::KvTable;
 pub use routes::{RouteTables, RouteView};
-pub(crate) use snapshot::Snapshot;
+pub(crate) use snapshot::{PreparedFacts, Snapshot};
 
 /// A connection, unique across reactors and over time (`gen` differs when a token is reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -118,7 +118,7 @@ fn with_acl_on_the_data_needs_an_account_and_probes_stay_open() {
         c.extra.insert("secretKey".into(), "do-not-serve".into());
     });
     let http = srv.http_addr().unwrap();
-    for path in [
+    for (i, path) in [
         "/",
         "/api/kv",
         "/api/config",
@@ -129,11 +129,18 @@ fn with_acl_on_the_data_needs_an_account_and_probes_stay_open() {
         "/routes/T",
         "/cluster",
         "/nope",
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let (status, head, body) = get(http, path);
         assert_eq!(status, 401, "{path} without credentials: {body}");
         assert!(head.contains("Www-Authenticate: Basic realm=\"namesrv\""), "{path}: {head}");
         assert!(!body.contains("secret value"), "{path}");
+        // Four wrong logins: a fifth would throttle this address for 10 s (`wrong_logins_are_throttled_per_address`).
+        if i >= 2 {
+            continue;
+        }
         let (status, _, _) = support::observe::http_response_as(http, path, "operator", "1234567").unwrap();
         assert_eq!(status, 401, "{path} with a wrong secret");
         let (status, _, _) = support::observe::http_response_as(http, path, "nobody", "12345678").unwrap();
@@ -159,7 +166,41 @@ fn with_acl_on_the_data_needs_an_account_and_probes_stay_open() {
     assert!(hidden.as_array().unwrap().contains(&serde_json::json!("secretKey")), "{config}");
     let metrics = get(http, "/metrics").2;
     assert!(metrics.contains("namesrv_http_refused_total{reason=\"no_credentials\"} 10"), "{metrics}");
-    assert!(metrics.contains("namesrv_http_refused_total{reason=\"bad_credentials\"} 20"), "{metrics}");
+    assert!(metrics.contains("namesrv_http_refused_total{reason=\"bad_credentials\"} 4"), "{metrics}");
+}
+
+/// Five wrong logins from one address within 10 s: every request of it that needs an account gets 429 with
+/// `Retry-After` for the rest of the window, right credentials included; probes stay open; it is counted.
+#[test]
+fn wrong_logins_are_throttled_per_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = dir.path().join("plain_acl.yml");
+    std::fs::write(&acl, "accounts:\n  - accessKey: operator\n    secretKey: 12345678\n").unwrap();
+    let srv = start(|c| {
+        c.acl_enable = true;
+        c.acl_file = acl.display().to_string();
+    });
+    let http = srv.http_addr().unwrap();
+    let as_user = |user: &str, password: &str| support::observe::http_response_as(http, "/api/kv", user, password);
+    assert_eq!(as_user("operator", "12345678").unwrap().0, 200);
+    for i in 0..5 {
+        assert_eq!(as_user("operator", &format!("guess{i}")).unwrap().0, 401, "guess {i}");
+    }
+    for (user, password) in [("operator", "guess5"), ("operator", "12345678"), ("nobody", "x")] {
+        let (status, head, body) = as_user(user, password).unwrap();
+        assert_eq!(status, 429, "{user}: {body}");
+        let wait: u64 = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Retry-After: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no Retry-After in {head}"));
+        assert!((1..=10).contains(&wait), "{head}");
+        assert!(body.contains("failed logins"), "{body}");
+    }
+    assert_eq!(get(http, "/health").0, 200);
+    let metrics = get(http, "/metrics").2;
+    assert!(metrics.contains("namesrv_http_refused_total{reason=\"bad_credentials\"} 5"), "{metrics}");
+    assert!(metrics.contains("namesrv_http_refused_total{reason=\"login_throttled\"} 3"), "{metrics}");
 }
 
 #[test]

@@ -377,3 +377,35 @@ fn peers_that_need_accounts_are_asked_with_the_inner_credential() {
     assert_eq!(refused["peers"][0]["reachable"], false, "{refused}");
     assert!(refused["peers"][0]["error"].as_str().is_some_and(|e| e.contains("answered request 32047")), "{refused}");
 }
+
+/// With ACL off and `adminAllowList` set, FLEET_FACTS is answered to the addresses of `namesrvPeers` and of the
+/// allow-list only: anybody else gets NO_PERMISSION with a remark that says why.
+#[test]
+fn fleet_facts_are_answered_to_peers_and_admins_only() {
+    use namesrv::test_support::allow_list::AllowList;
+    use namesrv::test_support::fleet::wire::FLEET_FACTS;
+    let admins = |list: &str| AllowList::parse(list).unwrap();
+    let elsewhere = InProc::start(|c| {
+        c.namesrv_peers = "192.0.2.7:9876".into();
+        c.admin_allow_list = admins("192.0.2.0/24");
+    });
+    let mut c = elsewhere.client();
+    let cmd = c.cmd(FLEET_FACTS);
+    let r = c.request(cmd);
+    assert_eq!(r.code, ResponseCode::NO_PERMISSION, "{:?}", r.remark);
+    assert!(r.remark.as_deref().is_some_and(|m| m.contains("namesrvPeers")), "{:?}", r.remark);
+    assert!(r.body.is_empty());
+    let peer = InProc::start(|c| {
+        c.namesrv_peers = "192.0.2.7:9876;127.0.0.1:1".into();
+        c.admin_allow_list = admins("192.0.2.0/24");
+    });
+    let admin = InProc::start(|c| c.admin_allow_list = admins("192.0.2.0/24,127.0.0.1"));
+    for srv in [&peer, &admin] {
+        let mut c = srv.client();
+        let cmd = c.cmd(FLEET_FACTS);
+        let r = c.request(cmd);
+        assert_eq!(r.code, ResponseCode::SUCCESS, "{:?}", r.remark);
+        let body: Value = serde_json::from_slice(&r.body).expect("JSON");
+        assert!(body["topics"]["digest"].is_string(), "{body}");
+    }
+}

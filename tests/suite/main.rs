@@ -24,6 +24,7 @@ mod logs;
 mod ops;
 mod recorder;
 mod reliability;
+mod runtime_bounds;
 mod security;
 mod state_model;
 mod tls;

@@ -241,7 +241,7 @@ proptest! {
 
     /// An accepted body, applied and written, reads back as exactly the configuration it made; it adds and removes
     /// no key of the file; keys it does not name keep their values. A refused one is refused for its control
-    /// characters only (the generator names no start-only key).
+    /// characters or a number out of range only (the generator names no start-only key).
     #[test]
     fn an_accepted_update_reads_back_from_the_file((extra, password, body) in file_and_body()) {
         let dir = tempfile::tempdir().unwrap();
@@ -261,6 +261,13 @@ proptest! {
             .map(|(k, _)| k.clone())
             .collect();
         match before.screen_update(&update) {
+            // A runtime number outside its range (`bounds.rs`): refused after every other check passed.
+            Err(Refused::OutOfRange(out)) => {
+                prop_assert!(with_control.is_empty());
+                let outside = update.iter().filter(|(k, v)| super::bounds::out_of_range(k, v).is_some()).count();
+                prop_assert!(!out.is_empty() && outside > 0, "{:?}", out);
+                return Ok(());
+            }
             Err(refused) => {
                 prop_assert_eq!(refused, Refused::Ours { start_only: vec![], control: with_control.into_iter().collect() });
                 return Ok(());
@@ -286,4 +293,21 @@ proptest! {
             prop_assert_eq!(&after.product_env_name, v.trim());
         }
     }
+}
+
+/// A runtime number outside its range (`bounds.rs`) refuses the whole update with a remark that names it; inside,
+/// and an unparsable value (ignored, as Java does), pass.
+#[test]
+fn runtime_numbers_outside_their_range_are_refused() {
+    let c = Config::default();
+    let r = c.screen_update(&pairs(&[("needWaitForService", "true"), ("waitSecondsForService", "315360000")]));
+    assert_eq!(r, Err(Refused::OutOfRange(vec!["waitSecondsForService=315360000 (allowed 0..=3600)".into()])));
+    let remark = r.unwrap_err().remark();
+    assert!(remark.contains("waitSecondsForService=315360000") && remark.contains("0..=3600"), "{remark}");
+    assert!(c.screen_update(&pairs(&[("shutdownWaitTimeSeconds", "86400")])).is_err());
+    assert!(c.screen_update(&pairs(&[("defaultThreadPoolNums", "0")])).is_err());
+    // Either of two values for one key out of range refuses.
+    assert!(c.screen_update(&pairs(&[("waitSecondsForService", "99999"), ("waitSecondsForService", "1")])).is_err());
+    assert_eq!(c.screen_update(&pairs(&[("needWaitForService", "true"), ("waitSecondsForService", "3600")])), Ok(()));
+    assert_eq!(c.screen_update(&pairs(&[("waitSecondsForService", "soon")])), Ok(()));
 }
