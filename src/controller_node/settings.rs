@@ -169,7 +169,10 @@ impl Settings {
             ("enableElectUncleanMaster".into(), self.enable_elect_unclean_master.to_string()),
             ("notifyBrokerRoleChanged".into(), self.notify_broker_role_changed.to_string()),
         ];
-        out.extend(self.inert.iter().map(|(k, v)| (k.clone(), v.clone())));
+        // A key whose value grants something (`metricsGrpcExporterHeader`, an `Authorization` header) is never
+        // served once set; left empty, as Java's default, it is listed like Java lists it.
+        let served = |(k, v): &(&String, &String)| v.is_empty() || !crate::config::is_secret_key(k);
+        out.extend(self.inert.iter().filter(served).map(|(k, v)| (k.clone(), v.clone())));
         out.sort();
         out
     }
@@ -280,6 +283,16 @@ mod tests {
         assert_eq!(props["listenPort"], "9868", "this node's port");
         assert_eq!(props["controllerDLegerPeers"], "n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858");
         assert_eq!(props.len(), 26, "ControllerConfig's keys but jraftConfig, rocketmqHome and configStorePath");
+    }
+
+    #[test]
+    fn a_secret_the_file_set_is_not_served() {
+        let mut file = three();
+        file.insert("metricsGrpcExporterHeader".into(), "Authorization: Bearer s3cret".into());
+        let props = Settings::from_keys(&file, 5000).unwrap().properties();
+        assert!(props.iter().all(|(k, v)| k != "metricsGrpcExporterHeader" && !v.contains("s3cret")), "{props:?}");
+        let props = Settings::from_keys(&three(), 5000).unwrap().properties();
+        assert!(props.iter().any(|(k, v)| k == "metricsGrpcExporterHeader" && v.is_empty()), "Java's empty default");
     }
 
     #[test]
