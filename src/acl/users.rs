@@ -5,7 +5,7 @@
 //! A user signs as a 4.x account does (the user name is the `AccessKey`, the password the secret), so the check is
 //! the one of `Acl::check`: a Super user is an admin account; a disabled user is kept, to be refused by name.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +65,8 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
 pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
     let mut merged: BTreeMap<&str, User> = BTreeMap::new();
     let mut disagree = Vec::new();
+    // Named once each, in the order first found; a set keeps that linear in the users the brokers send.
+    let mut named: HashSet<&str> = HashSet::new();
     for user in lists.iter().flatten() {
         match merged.get_mut(user.username.as_str()) {
             None => {
@@ -72,7 +74,7 @@ pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
             }
             Some(seen) if seen == user => {}
             Some(seen) => {
-                if !disagree.contains(&user.username) {
+                if named.insert(&user.username) {
                     disagree.push(user.username.clone());
                 }
                 if !user.is_super() {

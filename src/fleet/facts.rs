@@ -97,10 +97,12 @@ impl Facts {
     /// The KV namespaces we hold, plus ORDER_TOPIC_CONFIG: what a peer without FLEET_FACTS is asked about.
     pub(crate) fn kv_namespaces(&self) -> Vec<String> {
         let mut out: Vec<String> = vec![ORDER_TOPIC_CONFIG.to_string()];
+        // A set, not a scan of `out`: the namespaces are as many as clients chose to create.
+        let mut seen: std::collections::HashSet<&str> = [ORDER_TOPIC_CONFIG].into();
         if let Some(kv) = self.get(Aspect::Kv) {
             for key in kv.keys() {
                 if let Some((ns, _)) = key.split_once('/') {
-                    if out.last().map(String::as_str) != Some(ns) && !out.iter().any(|n| n == ns) {
+                    if seen.insert(ns) {
                         out.push(ns.to_string());
                     }
                 }
