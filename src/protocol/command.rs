@@ -29,22 +29,24 @@ impl ExtFields {
     /// the number of pairs: this runs on a reactor, on input a peer chose, before any ACL check.
     pub(crate) fn last_wins(mut pairs: Vec<(String, Option<String>)>) -> ExtFields {
         let n = pairs.len();
-        if n > 1 {
-            let mut keep = vec![true; n];
-            if n <= PAIRWISE_UP_TO {
-                for (i, slot) in keep.iter_mut().enumerate() {
-                    *slot = !pairs[i + 1..].iter().any(|(later, _)| *later == pairs[i].0);
-                }
-            } else {
-                let mut seen = std::collections::HashSet::with_capacity(n);
-                for (i, (k, _)) in pairs.iter().enumerate().rev() {
-                    keep[i] = seen.insert(k.as_str());
+        if n <= PAIRWISE_UP_TO {
+            // No allocation for the usual header; a repeat there is rare, and removing it moves a few entries.
+            let mut i = 0;
+            while i < pairs.len() {
+                if pairs[i + 1..].iter().any(|(later, _)| *later == pairs[i].0) {
+                    pairs.remove(i);
+                } else {
+                    i += 1;
                 }
             }
-            let mut at = 0;
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(n);
+            let keep: Vec<bool> = pairs.iter().rev().map(|(k, _)| seen.insert(k.as_str())).collect();
+            drop(seen);
+            let mut left = n;
             pairs.retain(|_| {
-                at += 1;
-                keep[at - 1]
+                left -= 1;
+                keep[left]
             });
         }
         ExtFields(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
