@@ -205,6 +205,21 @@ mod tests {
         assert!(get("only-a").is_enabled(), "known to one broker: known");
     }
 
+    /// Brokers that disagree about every one of many users: each is named once, in the order found, and the merge
+    /// stays linear (a search of the names so far took seconds here).
+    #[test]
+    fn many_disagreeing_users_are_named_once_quickly() {
+        let n = 30_000;
+        let a: Vec<User> = (0..n).map(|i| user(&format!("u{i}"), "p1", "Normal", "enable")).collect();
+        let b: Vec<User> = (0..n).map(|i| user(&format!("u{i}"), "p2", "Normal", "enable")).collect();
+        let started = std::time::Instant::now();
+        let (merged, disagree) = merge(&[a, b.clone(), b]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+        assert_eq!(merged.len(), n);
+        assert_eq!(disagree.len(), n);
+        assert_eq!(disagree[..2], ["u0", "u1"]);
+    }
+
     #[test]
     fn credentials_keys_and_whitelist() {
         assert_eq!(
