@@ -1,5 +1,6 @@
 //! Frame codec: decode and encode of a GET_ROUTEINFO_BY_TOPIC request and its route-sized response, with JSON and
-//! ROCKETMQ headers; and REGISTER_BROKER body decoding (10k topics, JSON and zlib).
+//! ROCKETMQ headers; the costliest headers the header limit allows (the most, smallest fields: distinct, or one key
+//! repeated); and REGISTER_BROKER body decoding (10k topics, JSON and zlib).
 
 mod common;
 
@@ -8,7 +9,9 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use namesrv::model::RegisterBrokerBody;
 use namesrv::protocol::body;
 use namesrv::protocol::json::Dialect;
-use namesrv::protocol::{frame, RemotingCommand, RequestCode, ResponseCode, SerializeType, DEFAULT_MAX_FRAME};
+use namesrv::protocol::{
+    frame, ExtFields, RemotingCommand, RequestCode, ResponseCode, SerializeType, DEFAULT_MAX_FRAME,
+};
 
 fn route_request(st: SerializeType) -> RemotingCommand {
     let mut cmd = RemotingCommand::request(RequestCode::GET_ROUTEINFO_BY_TOPIC, 123_456)
@@ -61,6 +64,38 @@ fn frames(c: &mut Criterion) {
         });
         g.finish();
     }
+}
+
+/// Fields of a header at the 256 KiB header limit: 23,800 of 11 bytes (a 4-byte key, a 1-byte value) in either
+/// encoding; `distinct` keys, or one key repeated (every value kept but the last is a repeat to resolve).
+fn worst_fields(distinct: bool) -> ExtFields {
+    let key = |i: usize| (0..4).map(|d| char::from(b'a' + (i / 26usize.pow(d) % 26) as u8)).collect::<String>();
+    ExtFields((0..23_800).map(|i| (if distinct { key(i) } else { key(0) }, "v".to_string())).collect())
+}
+
+/// The worst header per encoding: what a peer can make a reactor (or the controller's thread) decode per frame.
+fn worst_headers(c: &mut Criterion) {
+    let mut g = c.benchmark_group("decode_worst_header");
+    g.sample_size(10);
+    for (name, st) in [("json", SerializeType::Json), ("rocketmq", SerializeType::RocketMq)] {
+        for (shape, distinct) in [("distinct", true), ("repeated", false)] {
+            let mut cmd = RemotingCommand::request(RequestCode::GET_ROUTEINFO_BY_TOPIC, 1);
+            cmd.ext_fields = Some(worst_fields(distinct));
+            cmd.serialize_type = st;
+            let mut wire = BytesMut::new();
+            frame::encode(&cmd, &mut wire);
+            let wire = wire.freeze();
+            g.throughput(Throughput::Bytes(wire.len() as u64));
+            let mut input = BytesMut::with_capacity(wire.len());
+            g.bench_function(format!("{name}_{shape}"), |b| {
+                b.iter(|| {
+                    input.extend_from_slice(&wire);
+                    black_box(frame::decode(&mut input, DEFAULT_MAX_FRAME).expect("ok").expect("whole"))
+                })
+            });
+        }
+    }
+    g.finish();
 }
 
 fn register_bodies(c: &mut Criterion) {
@@ -124,5 +159,5 @@ fn acl(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! { name = benches; config = common::quick(); targets = frames, register_bodies, acl }
+criterion_group! { name = benches; config = common::quick(); targets = frames, worst_headers, register_bodies, acl }
 criterion_main!(benches);

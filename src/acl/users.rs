@@ -5,7 +5,7 @@
 //! A user signs as a 4.x account does (the user name is the `AccessKey`, the password the secret), so the check is
 //! the one of `Acl::check`: a Super user is an admin account; a disabled user is kept, to be refused by name.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -67,10 +67,11 @@ pub(crate) fn parse_list(body: &[u8]) -> Result<Vec<User>, UsersError> {
 /// until it is on every broker asked.
 pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
     let mut merged: BTreeMap<&str, User> = BTreeMap::new();
-    let mut disagree: Vec<String> = Vec::new();
-    fn note(name: &str, disagree: &mut Vec<String>) {
-        if !disagree.iter().any(|d| d == name) {
-            disagree.push(name.to_string());
+    // Named once each, in the order first found; a set keeps that linear in the users the brokers send.
+    let mut disagree: (Vec<String>, HashSet<String>) = (Vec::new(), HashSet::new());
+    fn note(name: &str, disagree: &mut (Vec<String>, HashSet<String>)) {
+        if disagree.1.insert(name.to_string()) {
+            disagree.0.push(name.to_string());
         }
     }
     let Some((first, rest)) = lists.split_first() else { return (Vec::new(), Vec::new()) };
@@ -99,7 +100,7 @@ pub(crate) fn merge(lists: &[Vec<User>]) -> (Vec<User>, Vec<String>) {
             true
         });
     }
-    (merged.into_values().collect(), disagree)
+    (merged.into_values().collect(), disagree.0)
 }
 
 /// `innerClientAuthenticationCredentials`: `{"accessKey":..,"secretKey":..}`, what the brokers and proxies sign
@@ -243,6 +244,21 @@ mod tests {
         let acl = acl(&base, &[user("eve", "", "Super", "enable"), user("carol", "c", "Normal", "enable")]);
         assert!(!acl.accounts.contains_key("eve"));
         assert!(acl.accounts.contains_key("carol"));
+    }
+
+    /// Brokers that disagree about every one of many users: each is named once, in the order found, and the merge
+    /// stays linear (a search of the names so far took seconds here).
+    #[test]
+    fn many_disagreeing_users_are_named_once_quickly() {
+        let n = 30_000;
+        let a: Vec<User> = (0..n).map(|i| user(&format!("u{i}"), "p1", "Normal", "enable")).collect();
+        let b: Vec<User> = (0..n).map(|i| user(&format!("u{i}"), "p2", "Normal", "enable")).collect();
+        let started = std::time::Instant::now();
+        let (merged, disagree) = merge(&[a, b.clone(), b]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+        assert_eq!(merged.len(), n);
+        assert_eq!(disagree.len(), n);
+        assert_eq!(disagree[..2], ["u0", "u1"]);
     }
 
     #[test]

@@ -18,11 +18,48 @@ pub(crate) const SERVER_VERSION: i32 = 513;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtFields(pub Vec<(String, String)>);
 
+/// Up to this many decoded fields, duplicates are found by comparing every pair (cheaper than hashing a handful of
+/// keys); above it, by a hash set, so that a hostile header of thousands of keys costs O(keys), not O(keys²).
+const PAIRWISE_UP_TO: usize = 16;
+
 impl ExtFields {
+    /// The ext fields Java's decoders leave in their `HashMap` after `put`ting every decoded pair in order: of a
+    /// repeated key the last pair wins, and a `None` (Java null) value wins too — it erases the key, which a header
+    /// then reads as absent. A kept key sits at its last occurrence (Java's map has no order to match). Linear in
+    /// the number of pairs: this runs on a reactor, on input a peer chose, before any ACL check.
+    pub(crate) fn last_wins(mut pairs: Vec<(String, Option<String>)>) -> ExtFields {
+        let n = pairs.len();
+        if n <= PAIRWISE_UP_TO {
+            // No allocation for the usual header; a repeat there is rare, and removing it moves a few entries.
+            let mut i = 0;
+            while i < pairs.len() {
+                if pairs[i + 1..].iter().any(|(later, _)| *later == pairs[i].0) {
+                    pairs.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(n);
+            let keep: Vec<bool> = pairs.iter().rev().map(|(k, _)| seen.insert(k.as_str())).collect();
+            drop(seen);
+            let mut left = n;
+            pairs.retain(|_| {
+                left -= 1;
+                keep[left]
+            });
+        }
+        ExtFields(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
+    }
+
+    /// Linear in the fields: a handler reads a few named fields of a request (and nothing reads every field by
+    /// name), so a scan beats hashing.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
+    /// Sets one field (a response or request we build). Linear: used for the few fields we write, never by a
+    /// decoder (those collect every pair, then `last_wins`).
     pub(crate) fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
         let key = key.into();
         let value = value.into();

@@ -14,6 +14,7 @@ mod console_api;
 mod console_page;
 mod controller;
 mod core;
+mod decode_cost;
 mod events;
 mod fleet;
 mod fuzz_pass;

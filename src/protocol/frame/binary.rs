@@ -91,20 +91,22 @@ pub(super) fn decode(header: &[u8]) -> Result<RemotingCommand, FrameError> {
     })
 }
 
-/// Entries `keyLen(i16) key valLen(i32) value`; empty keys or values decode to Java null and are dropped.
+/// Entries `keyLen(i16) key valLen(i32) value`; a length of 0 is Java null. Java `put`s every pair into a
+/// `HashMap`: a null key is a key of its own that no header field reads (dropped here), a null value erases the
+/// key's earlier value, and a repeated key keeps its last value (`ExtFields::last_wins`, linear in the pairs).
 fn decode_ext(block: &[u8], limit: usize) -> Result<ExtFields, FrameError> {
     let mut r = Reader { s: block, pos: 0 };
-    let mut ext = ExtFields::default();
+    let mut pairs = Vec::new();
     while r.pos < block.len() {
         let key_len = r.i16()?;
         let key = r.string(i32::from(key_len), limit)?;
         let val_len = r.i32()?;
         let value = r.string(val_len, limit)?;
-        if let (Some(k), Some(v)) = (key, value) {
-            ext.insert(k, v);
+        if let Some(k) = key {
+            pairs.push((k, value));
         }
     }
-    Ok(ext)
+    Ok(ExtFields::last_wins(pairs))
 }
 
 pub(super) fn encode(cmd: &RemotingCommand, out: &mut BytesMut) {

@@ -51,33 +51,23 @@ pub(super) fn decode_lenient(header: &[u8]) -> Result<RemotingCommand, FrameErro
     })
 }
 
-/// Values coerced to text, nulls skipped; a repeated key keeps its last value (a Java `HashMap`). Duplicates are
-/// found by a scan of the few keys a real header has, or with a set when a hostile one has many (stays linear).
+/// Values coerced to text. fastjson's `MapDeserializer.parseMap` `put`s every member into a `HashMap`, a null
+/// one included: a repeated key keeps its last value, and a later null erases an earlier value
+/// (`ExtFields::last_wins`, linear in the members).
 fn ext_fields(members: Vec<(String, Value)>) -> ExtFields {
-    const SCAN_UP_TO: usize = 16;
-    let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<(String, String)> = Vec::with_capacity(members.len());
-    for (k, val) in members.into_iter().rev() {
-        let text = match val {
-            Value::Null => continue,
-            Value::String(s) | Value::Number(s) => s,
-            Value::Bool(b) => (if b { "true" } else { "false" }).to_string(),
-            container @ (Value::Array(_) | Value::Object(_)) => container.to_json_text(),
-        };
-        let repeated = if out.len() < SCAN_UP_TO {
-            out.iter().any(|(seen_key, _)| *seen_key == k)
-        } else {
-            if seen.is_empty() {
-                seen.extend(out.iter().map(|(seen_key, _)| seen_key.clone()));
-            }
-            !seen.insert(k.clone())
-        };
-        if !repeated {
-            out.push((k, text));
-        }
-    }
-    out.reverse();
-    ExtFields(out)
+    let pairs = members
+        .into_iter()
+        .map(|(k, val)| {
+            let text = match val {
+                Value::Null => None,
+                Value::String(s) | Value::Number(s) => Some(s),
+                Value::Bool(b) => Some((if b { "true" } else { "false" }).to_string()),
+                container @ (Value::Array(_) | Value::Object(_)) => Some(container.to_json_text()),
+            };
+            (k, text)
+        })
+        .collect();
+    ExtFields::last_wins(pairs)
 }
 
 /// Keys in fastjson's alphabetical order; absent optionals are omitted like Java nulls. Written straight into
