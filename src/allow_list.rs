@@ -1,5 +1,5 @@
 //! `adminAllowList`: the networks allowed to send state-changing requests (ours; issue #7 item 4). Pure: parsing
-//! and matching only; the one check that uses it is in `handlers::dispatch`.
+//! and matching only; the one check that uses it is in [`crate::handlers::dispatch`].
 
 use std::fmt;
 use std::net::IpAddr;

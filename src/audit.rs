@@ -2,7 +2,7 @@
 //! under the tracing target `audit` (docs/security.md has the format). `auditLogPath` sends these lines to a file
 //! of their own; `RUST_LOG=audit=off` silences them. Lines name the peer, the account (if the request was signed),
 //! the request, its facts (broker, topic, namespace/key, config keys: never values or secrets) and the outcome.
-//! Whatever a peer chose is cut to a bound first (`crate::clip`): a line is never longer than a few KiB, however
+//! Whatever a peer chose is cut to a bound first ([`crate::clip`]): a line is never longer than a few KiB, however
 //! long the names in the request.
 //!
 //! Liveness that changes nothing an operator would look for is logged at DEBUG: accepted heartbeats (904),
@@ -43,8 +43,8 @@ fn answered_facts(account: Option<&str>, req: &RemotingCommand) -> String {
 }
 
 /// The audit line of a write refused for a limit, the allow-list or the ACL: built where the request is at hand
-/// (`handlers::dispatch`, on a reactor or the decoder thread), then written — or counted into a summary, when the
-/// same peer was refused the same way moments before — by the reactor that answers it (`reactor/refusals.rs`).
+/// ([`crate::handlers::dispatch`], on a reactor or the decoder thread), then written — or counted into a summary, when
+/// the same peer was refused the same way moments before — by the reactor that answers it (`reactor/refusals.rs`).
 #[derive(Debug)]
 pub(crate) struct RefusedWrite {
     pub peer: IpAddr,

@@ -2,8 +2,8 @@
 //!
 //! Thread `namesrv-auth-users`: every `authUsersRefreshSeconds` it asks brokers that registered with this name
 //! server for their users (AUTH_LIST_USER, 3005, signed with `innerClientAuthenticationCredentials` and marked as
-//! ours, `acl::outbound`), merges the answers (`acl::users::merge`) and swaps the new account set in whole, where
-//! the reactors, the decoder and the HTTP endpoint load it per request.
+//! ours, [`crate::acl::outbound`]), merges the answers ([`crate::acl::users::merge`]) and swaps the new account set in
+//! whole, where the reactors, the decoder and the HTTP endpoint load it per request.
 //!
 //! Whom it asks (docs/security.md, "ACL 2.0"): only brokers whose last registration was signed with the inner
 //! credential (a user's password, even root's, registers a broker but never makes it a source of users), and only

@@ -2,10 +2,10 @@
 //!
 //! A 10k-topic registration body takes milliseconds to decode (perf/results/2026-12-06-numbers-from-comments.md).
 //! Decoded on a reactor, every route query behind it on that reactor waits as long; with brokers re-registering
-//! continuously that is most of the read tail latency. Here the same handler (`handlers::dispatch`) runs on one
-//! thread at nice 10, below the reactors, so the kernel runs reactors first when both are ready, and it gives way
-//! every ~30 µs of decoding (`give_way`, decision 0025), so a query that arrives meanwhile does not wait for the
-//! rest of this thread's slice either. The reactor sends a request here only when it expects a reply (not one-way), and
+//! continuously that is most of the read tail latency. Here the same handler ([`crate::handlers::dispatch`]) runs on
+//! one thread at nice 10, below the reactors, so the kernel runs reactors first when both are ready, and it gives way
+//! every ~30 µs of decoding (`give_way`, decision 0025), so a query that arrives meanwhile does not wait for the rest
+//! of this thread's slice either. The reactor sends a request here only when it expects a reply (not one-way), and
 //! reads nothing more from that connection until the reply comes back, so a connection's requests still reach the
 //! writer in order (see `Reactor::defer`).
 

@@ -3,7 +3,7 @@
 //! only go unseen until a client trips on them. Every `fleetCheckSeconds` the thread `namesrv-fleet` asks each
 //! other name server of the fleet what it knows — brokers, topics, KV, the config keys that should agree
 //! (`facts`) — compares it with our snapshot, and publishes the differences seen on two checks in a row
-//! (`metrics::FleetView`: `/api/fleet`, `namesrv_fleet_*`, the health verdicts).
+//! ([`crate::metrics::FleetView`]: `/api/fleet`, `namesrv_fleet_*`, the health verdicts).
 //!
 //! Cheap for the peers: one FLEET_FACTS request per peer per check to our servers (digests in, items only where
 //! they differ out: `wire`), the standard read codes to Java's (106, 206, 319 and one 219 per KV namespace we
@@ -81,7 +81,7 @@ pub(crate) struct Fleet {
     /// `innerClientAuthenticationCredentials`: what requests are signed with when peers need accounts.
     pub sign: Option<(String, signature::Key)>,
     /// The host names among `namesrvPeers`, and where their addresses go for FLEET_FACTS's check of who asks
-    /// (`config::PeerIps`): resolved here, at start and every check, never on a reactor.
+    /// ([`crate::config::PeerIps`]): resolved here, at start and every check, never on a reactor.
     pub peer_names: Vec<String>,
     pub peer_ips: crate::config::PeerIps,
 }

@@ -36,7 +36,8 @@
 //!   `controller_node`: its thread, port and Raft transport.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
-//! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is `reactor::transport`).
+//! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is
+//!   [`crate::reactor::transport`]).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
 //! - `acl`, `acl_reload`, `auth_sync`: authentication — the account file and its reload (ACL 1.0), the users

@@ -204,7 +204,7 @@ pub struct AclMetrics {
     pub refusals: [AtomicU64; REFUSAL_REASONS.len()],
 }
 
-/// The reasons of `acl::Refusal::reason`, in the order `AclMetrics::refusals` counts them.
+/// The reasons of [`crate::acl::Refusal::reason`], in the order `AclMetrics::refusals` counts them.
 pub const REFUSAL_REASONS: [&str; 7] =
     ["no_access_key", "unknown_account", "address", "signature", "not_admin", "disabled", "other"];
 

@@ -135,7 +135,7 @@ pub struct BodyMark {
 }
 
 /// The seed of the digests that recognise a broker's bodies (`BodyMark`) and its runs of topics
-/// (`state::routes::chunks`): random per process, so that bodies cannot be crafted to collide from outside it.
+/// (`crate::state::routes::chunks`): random per process, so that bodies cannot be crafted to collide from outside it.
 pub(crate) fn digest_seed() -> u64 {
     static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SEED.get_or_init(|| {

@@ -523,8 +523,8 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
 }
 
 /// `maxConnections` within this port's share of the open-files limit, the controller port's share taken first
-/// (`limit::fd_shares`, decision 0032): a flood of connections on either port cannot take the descriptors the other
-/// needs, and accepting stops with a refusal, not with EMFILE.
+/// ([`crate::limit::fd_shares`], decision 0032): a flood of connections on either port cannot take the descriptors the
+/// other needs, and accepting stops with a refusal, not with EMFILE.
 fn remoting_share(config: &Config, controller_cap: Option<usize>) -> usize {
     let nofile = crate::limit::open_files_limit();
     let (cap, _) = crate::limit::fd_shares(nofile, config.max_connections, controller_cap);

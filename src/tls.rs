@@ -1,7 +1,7 @@
 //! TLS settings, as Java's `TlsSystemConfig` and `TlsHelper` read them: the server mode (`tls.server.mode`) and the
 //! rustls server configuration built once at start — a generated self-signed certificate in test mode
 //! (`tls.test.mode.enable`, Java's default), else the PEM certificate chain and key from files. The per-connection
-//! part (sniffing the first byte, the TLS session) is `reactor::transport`.
+//! part (sniffing the first byte, the TLS session) is [`crate::reactor::transport`].
 
 use std::path::Path;
 use std::sync::Arc;

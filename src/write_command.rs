@@ -228,7 +228,7 @@ pub(crate) enum ConnEvent {
 }
 
 /// What the writer did with one command. The reply is built from it where the request was decoded
-/// (`handlers::complete`), so the writer never builds wire replies.
+/// ([`crate::handlers::complete`]), so the writer never builds wire replies.
 #[derive(Debug)]
 pub(crate) enum Outcome {
     /// Applied; the reply is SUCCESS.

@@ -1,6 +1,6 @@
 //! Authentication of RocketMQ peers (`aclEnable=true`; docs/security.md): the accounts of a 4.x `plain_acl.yml`
 //! and the `AccessKey`/`Signature` ext fields that Java, Go, C++ and Node clients already send. Pure: parsing and
-//! checking only. The check runs in `handlers::dispatch`; `acl_reload.rs` reloads the file when it changes.
+//! checking only. The check runs in [`crate::handlers::dispatch`]; `acl_reload.rs` reloads the file when it changes.
 //!
 //! Policy, in order:
 //! 0. A request carrying the mark of one this name server signed itself (`outbound`) is refused unless it is the
@@ -158,8 +158,8 @@ impl Refusal {
     }
 }
 
-/// The account is the peer's claim: a long one is cut (`clip::ACCESS_KEY_CHARS`), so that a refusal never echoes
-/// more than a line's worth of whatever the peer sent.
+/// The account is the peer's claim: a long one is cut ([`crate::clip::ACCESS_KEY_CHARS`]), so that a refusal never
+/// echoes more than a line's worth of whatever the peer sent.
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::clip::{clip, ACCESS_KEY_CHARS};
@@ -185,7 +185,7 @@ impl fmt::Display for Refusal {
 }
 
 impl Acl {
-    /// The policy above. `write`: the request changes state (`handlers::is_write`).
+    /// The policy above. `write`: the request changes state ([`crate::handlers::is_write`]).
     pub fn check<'r>(&self, peer: IpAddr, req: &'r RemotingCommand, write: bool) -> Result<Caller<'r>, Refusal> {
         // First, whatever the address or the code: a replay of our own signature is refused even where no
         // signature is needed, so that it is never taken for the inner credential.

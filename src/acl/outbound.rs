@@ -18,7 +18,7 @@ use crate::protocol::RemotingCommand;
 /// The ext field of the mark. Our own name: no RocketMQ client, broker or proxy sends it.
 pub const MARK: &str = "namesrvOutboundMark";
 
-/// Stamps `cmd` with a fresh mark for its code; sign it afterwards (`remoting::Conn::ask` does).
+/// Stamps `cmd` with a fresh mark for its code; sign it afterwards ([`crate::remoting::Conn::ask`] does).
 pub fn stamp(cmd: RemotingCommand, now_ms: i64) -> RemotingCommand {
     let code = cmd.code;
     cmd.with_ext(MARK, format!("{code}.{now_ms}.{:016x}{:016x}", nonce(), nonce()))

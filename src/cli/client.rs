@@ -1,4 +1,4 @@
-//! The admin CLI's connection to one server: the crate's blocking remoting client (`remoting::Conn`) with the
+//! The admin CLI's connection to one server: the crate's blocking remoting client ([`crate::remoting::Conn`]) with the
 //! `--timeout` as its every wait, and its failures said as the CLI says them.
 
 use std::time::Duration;

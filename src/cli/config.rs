@@ -51,7 +51,7 @@ fn parse_item(item: &str) -> Result<(String, String), CliError> {
 
 /// What the server will do with `key=value`, said before sending: `Err` for a value that must not be sent (not
 /// `true`/`false` for a boolean), `Ok(Some(warning))` for a key the server ignores or refuses, or a value it cannot
-/// read. Known keys are those of `config::KEYS` (Java's NamesrvConfig and NettyServerConfig, and ours).
+/// read. Known keys are those of [`crate::config::KEYS`] (Java's NamesrvConfig and NettyServerConfig, and ours).
 fn check_item(key: &str, value: &str) -> Result<Option<String>, CliError> {
     let Some(policy) = config::update_policy(key) else {
         if crate::controller_node::settings::KEYS.contains(&key) {

@@ -1,4 +1,4 @@
-//! `health --http HOST:PORT`: the server's health verdicts (`crate::health`, read from `/api/health` on its HTTP
+//! `health --http HOST:PORT`: the server's health verdicts ([`crate::health`], read from `/api/health` on its HTTP
 //! endpoint, `httpAddress`), one line each. Exit 0 when there is none, 1 when there is any (the first column says
 //! warning or critical), 2 when the endpoint cannot be read: for cron jobs and probes. With several `--http`, every
 //! server is read and the worst exit code wins.

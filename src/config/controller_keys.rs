@@ -1,6 +1,6 @@
 //! The controller's keys (Java's `ControllerConfig`), which a name-server `-c` file may carry: the controller reads
-//! them from `Config::extra` when it starts (`controller_node::settings`). Declared here, on the config floor, so
-//! that loading a file knows them without reaching up into the controller.
+//! them from `Config::extra` when it starts ([`crate::controller_node::settings`]). Declared here, on the config floor,
+//! so that loading a file knows them without reaching up into the controller.
 
 /// Every `ControllerConfig` key we know. Keys we read are in `Settings`; the rest (thread pools, DLedger's file
 /// size, Java's metrics exporters) are Java engine knobs with no meaning here, accepted so a Java file loads.

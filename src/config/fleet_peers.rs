@@ -39,7 +39,7 @@ impl std::fmt::Debug for PeerIps {
     }
 }
 
-/// The `namesrvPeers` entries, split as `fleet::peers` splits them.
+/// The `namesrvPeers` entries, split as [`crate::fleet::peers`] splits them.
 pub(crate) fn entries(list: &str) -> impl Iterator<Item = &str> {
     list.split([';', ',']).map(str::trim).filter(|a| !a.is_empty())
 }

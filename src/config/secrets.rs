@@ -103,7 +103,8 @@ mod tests {
         }
     }
 
-    /// GET_NAMESRV_CONFIG's list holds no secret, whatever the `-c` file set (`/api/config`: `http::api`'s tests).
+    /// GET_NAMESRV_CONFIG's list holds no secret, whatever the `-c` file set (`/api/config`: [`crate::http::api`]'s
+    /// tests).
     #[test]
     fn served_list_holds_no_secret() {
         let mut c = Config::default();

@@ -217,7 +217,7 @@ async fn timers(node: Arc<Node>) {
     }
 }
 
-/// `controllerMaxConnections` within the controller port's share of the open-files limit (`limit::fd_shares`,
+/// `controllerMaxConnections` within the controller port's share of the open-files limit ([`crate::limit::fd_shares`],
 /// decision 0032), so that a flood here leaves the name-server port its descriptors.
 fn connection_share(configured: usize) -> usize {
     let nofile = crate::limit::open_files_limit();

@@ -50,7 +50,8 @@ pub(crate) struct Listener {
 }
 
 /// The rate a frame on the controller port must at least arrive at once it takes longer than
-/// `controllerFrameTimeoutSeconds` (`limit::frame_deadline_ms`): the name server's default `frameMinBytesPerSecond`.
+/// `controllerFrameTimeoutSeconds` ([`crate::limit::frame_deadline_ms`]): the name server's default
+/// `frameMinBytesPerSecond`.
 pub(crate) const CONTROLLER_FRAME_MIN_RATE: u64 = 256 * 1024;
 
 /// At most one line per this interval for the controller port's refusals; all are counted.

@@ -46,14 +46,14 @@ pub struct Settings {
     /// `controllerFrameBytes` (ours): bytes of big frames the controller port reads at once (0 = unlimited).
     pub frame_bytes: usize,
     /// `controllerMaxConnections` (ours): connections the port keeps at once, within its share of the open-files
-    /// limit (`limit::fd_shares`); more are closed at accept. 0 = the share.
+    /// limit ([`crate::limit::fd_shares`]); more are closed at accept. 0 = the share.
     pub max_connections: usize,
     /// `controllerIdleSeconds` (ours): a connection with no whole frame for this long is closed (0 = never).
     /// Brokers heartbeat every few seconds and Raft peers more often.
     pub idle_secs: u64,
     /// `controllerFrameTimeoutSeconds` (ours): how long a frame may take to arrive once started, longer for a big
-    /// one at `CONTROLLER_FRAME_MIN_RATE` (`limit::frame_deadline_ms`); then its connection is closed and its room
-    /// given back (0 = no deadline).
+    /// one at `CONTROLLER_FRAME_MIN_RATE` ([`crate::limit::frame_deadline_ms`]); then its connection is closed and its
+    /// room given back (0 = no deadline).
     pub frame_timeout_secs: u64,
     /// The Java knobs we accept without a meaning here (thread pools, DLedger's file size, metrics exporters), as the
     /// file set them: 1010 shows them as Java would.

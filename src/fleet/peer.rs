@@ -1,6 +1,6 @@
-//! Asking one peer what it knows, on the fleet thread, with the crate's blocking client (`remoting::Conn`), whose
-//! every wait is bounded: a peer that hangs costs a check at most `CONNECT_TIMEOUT` per address its name resolves to
-//! and `ANSWER_TIMEOUT` per request, one that answers garbage an error, and no answer is read past `MAX_ANSWER`
+//! Asking one peer what it knows, on the fleet thread, with the crate's blocking client ([`crate::remoting::Conn`]),
+//! whose every wait is bounded: a peer that hangs costs a check at most `CONNECT_TIMEOUT` per address its name resolves
+//! to and `ANSWER_TIMEOUT` per request, one that answers garbage an error, and no answer is read past `MAX_ANSWER`
 //! bytes.
 
 use std::time::Duration;
@@ -46,8 +46,8 @@ pub struct Answer {
 struct Conn<'a> {
     addr: &'a str,
     conn: crate::remoting::Conn,
-    /// Signing with the inner credential: every request then carries our mark (`acl::outbound`), so that a peer
-    /// cannot replay it to us under another code.
+    /// Signing with the inner credential: every request then carries our mark ([`crate::acl::outbound`]), so that a
+    /// peer cannot replay it to us under another code.
     signed: bool,
 }
 

@@ -1,7 +1,8 @@
 //! The paths the docs name, checked: every file or folder of the repository a doc names (`src/…`, `tests/…`,
-//! `benches/…`, `perf/…`, `docs/…`) exists, and every module path written in backticks (`write_command::Outcome`,
-//! `handlers::dispatch`) names a module of the crate and, at its end, an item declared in that module's files. A
-//! rename that leaves a doc behind fails here; rustdoc's own links are checked by `cargo doc` in CI.
+//! `benches/…`, `perf/…`, `docs/…`) exists, and every module path written in backticks
+//! ([`crate::write_command::Outcome`], [`crate::handlers::dispatch`]) names a module of the crate and, at its end, an
+//! item declared in that module's files. A rename that leaves a doc behind fails here; rustdoc's own links are checked
+//! by `cargo doc` in CI.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

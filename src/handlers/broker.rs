@@ -76,7 +76,7 @@ pub(crate) fn decode_register(
 }
 
 /// `decode_register`, recognising the body as the broker's last one (at a new DataVersion) when `routes` holds
-/// its mark: then the body is not decoded (`RegisterBody::Same`; `state::routes::register_same`). `give_way` as
+/// its mark: then the body is not decoded (`RegisterBody::Same`; `crate::state::routes::register_same`). `give_way` as
 /// for `body::decode_register_broker_body_marked`.
 fn decode_register_against(
     req: &RemotingCommand,

@@ -1,6 +1,6 @@
-//! FLEET_FACTS (a code of ours, `fleet::wire`): what this server knows, for another name server's fleet view.
-//! Answered from the pieces prepared once per snapshot (`fleet::facts::prepared`): after the first request following
-//! a publish, a request costs copying the answer, not a walk of every topic.
+//! FLEET_FACTS (a code of ours, [`crate::fleet::wire`]): what this server knows, for another name server's fleet view.
+//! Answered from the pieces prepared once per snapshot ([`crate::fleet::facts::prepared`]): after the first request
+//! following a publish, a request costs copying the answer, not a walk of every topic.
 //!
 //! With ACL off, the name servers of `namesrvPeers` (`Config::is_fleet_peer`) and the addresses `adminAllowList`
 //! admits are answered: the answer lists every broker, topic and KV entry, and the first one after a publish walks

@@ -193,7 +193,7 @@ pub(crate) fn dispatch_guarded(ctx: &Ctx, req: &RemotingCommand) -> Dispatched {
     })
 }
 
-/// Encodes a body with one of `protocol::body`'s writers.
+/// Encodes a body with one of [`crate::protocol::body`]'s writers.
 pub(crate) fn body_of(f: impl FnOnce(&mut Vec<u8>)) -> bytes::Bytes {
     let mut out = Vec::with_capacity(256);
     f(&mut out);

@@ -478,7 +478,7 @@ async fn brokers(ctx: &HttpContext) -> Reply {
     }
 }
 
-/// `/api/health`: the verdicts (`crate::health`).
+/// `/api/health`: the verdicts ([`crate::health`]).
 async fn health(ctx: &HttpContext) -> Reply {
     match ask_live(ctx).await {
         Ok(live) => contained(ctx, "/api/health", || {

@@ -1,4 +1,4 @@
-//! The fleet view's last results (`namesrvPeers`, `crate::fleet`): written whole by the fleet thread after each
+//! The fleet view's last results (`namesrvPeers`, [`crate::fleet`]): written whole by the fleet thread after each
 //! check, read by `/metrics`, `/api/fleet` and the health verdicts. Here rather than in `fleet` so that the
 //! metrics do not import the poller (which imports the state and the configuration: an import circle).
 

@@ -22,7 +22,7 @@ pub(crate) enum HttpRefusal {
     NoCredentials,
     /// `aclEnable` and credentials of no account: 401.
     BadCredentials,
-    /// Too many wrong credentials from the address lately: 429 (`http::logins`).
+    /// Too many wrong credentials from the address lately: 429 (`crate::http::logins`).
     LoginThrottled,
     /// `httpMaxConnections` were open: the oldest idle connection was closed to make room.
     Evicted,

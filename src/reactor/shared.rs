@@ -60,7 +60,7 @@ pub(crate) struct Settings {
     /// Answer GO_AWAY to 5.x clients while draining (`enableShutdownGracefully`).
     pub go_away: bool,
     /// `frameReadTimeoutSeconds` in ms (0 = no deadline) and `frameMinBytesPerSecond`: how long a frame may take to
-    /// arrive (`limit::frame_deadline_ms`).
+    /// arrive ([`crate::limit::frame_deadline_ms`]).
     pub frame_timeout_ms: i64,
     pub frame_min_rate: u64,
 }

@@ -5,10 +5,10 @@
 //!   JSON]` — appended and `sync_data`ed before openraft hears they are durable. The file holds exactly the entries
 //!   the store holds: `truncate` cuts it (`set_len` + `sync_all`), `purge` rewrites it without the purged prefix.
 //! - `raft-meta.json`: the vote, the committed id and the purged id, replaced whole and atomically
-//!   (`persist::save_atomic`: temp file, fsync, rename, fsync of the directory) on every change. Raft needs the
-//!   vote durable before it is answered; the committed id is optional to openraft, kept so a restarted node
-//!   re-applies what it had applied; the purged id is written before the log is cut, so a crash in between only
-//!   leaves entries that the next open skips.
+//!   ([`crate::persist::save_atomic`]: temp file, fsync, rename, fsync of the directory) on every change. Raft needs
+//!   the vote durable before it is answered; the committed id is optional to openraft, kept so a restarted node
+//!   re-applies what it had applied; the purged id is written before the log is cut, so a crash in between only leaves
+//!   entries that the next open skips.
 //!
 //! A crash in the middle of an append leaves a torn last record: it is dropped (and cut off) at open, as it was
 //! never acknowledged. Damage anywhere else is a `LogStoreError`, never a panic and never a silent loss.

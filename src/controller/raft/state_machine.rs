@@ -3,10 +3,10 @@
 //!
 //! The state is not written on every apply; the snapshot is. `raft-snapshot.json` is
 //! `{"meta": <last applied log id, membership, id>, "replicas": <ReplicasInfo>}`, replaced atomically
-//! (`persist::save_atomic`) each time a snapshot is built or installed; at open the state machine starts from it,
-//! and openraft re-applies the committed entries after it from the log. What travels to a follower is the
-//! `replicas` part as it is in the file (JSON of `ReplicasInfo`: BTreeMaps, so the same state gives the same
-//! bytes on every node); the meta travels beside it in openraft's own message.
+//! ([`crate::persist::save_atomic`]) each time a snapshot is built or installed; at open the state machine starts from
+//! it, and openraft re-applies the committed entries after it from the log. What travels to a follower is the
+//! `replicas` part as it is in the file (JSON of `ReplicasInfo`: BTreeMaps, so the same state gives the same bytes on
+//! every node); the meta travels beside it in openraft's own message.
 
 use std::fs;
 use std::io::{self, Cursor};

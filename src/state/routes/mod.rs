@@ -68,7 +68,7 @@ impl RegisterBroker {
     /// A 5.x broker's registration (`enableActingMaster=false`, default heartbeat timeout, no zone, no filter
     /// servers, no static-topic mappings, `haServerAddr` = the address) of `topic_configs` at `data_version`: the
     /// one builder unit tests, benches, the perf harness and the integration tests start from; change fields after.
-    /// `handlers::broker::encode_register_as` turns it into the request a broker sends.
+    /// [`crate::handlers::broker::encode_register_as`] turns it into the request a broker sends.
     pub fn new(
         cluster: &str,
         name: &str,
@@ -219,8 +219,8 @@ enum Put {
     Added(Arc<str>),
 }
 
-/// Topic-level changes, sampled (`NameSample` keeps a few names and the exact count): topics that gained or lost a queue
-/// of a broker name, kept one with changed settings, or appeared in or left the table.
+/// Topic-level changes, sampled (`NameSample` keeps a few names and the exact count): topics that gained or lost a
+/// queue of a broker name, kept one with changed settings, or appeared in or left the table.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TopicChanges {
     pub added: NameSample,

@@ -1,7 +1,7 @@
 //! Unchanged re-registrations: a broker sends its whole topic table every 30 s, almost always the one it sent last
-//! time. The decoder recognises such a body by its mark (`protocol::body::same_register_body`) without decoding
-//! it; here the writer checks that applying the table again could not change anything, and if so applies only the
-//! rest of §5.3 (broker group, live entry with the new DataVersion, filter servers, the answer).
+//! time. The decoder recognises such a body by its mark ([`crate::protocol::body::same_register_body`]) without
+//! decoding it; here the writer checks that applying the table again could not change anything, and if so applies only
+//! the rest of §5.3 (broker group, live entry with the new DataVersion, filter servers, the answer).
 //!
 //! "Could not change anything" is decided from a record the writer keeps per broker address after every full
 //! application: the mark of the body applied, what it held besides topics, how it was applied (master or prime
