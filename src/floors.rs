@@ -438,7 +438,7 @@ fn unit_tests_live_in_mod_tests() {
     rust_files(&root().join("src"), &mut files);
     let mut odd = Vec::new();
     for path in files {
-        if path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with("tests_")) {
+        if path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with("tests_") || s.ends_with("_tests")) {
             odd.push(format!("{}: a test file not named tests.rs", path.display()));
         }
         let text = std::fs::read_to_string(&path).expect("a source file");

@@ -107,6 +107,4 @@ pub fn encode(cmd: &RemotingCommand, out: &mut BytesMut) {
 }
 
 #[cfg(test)]
-mod cost_tests;
-#[cfg(test)]
 mod tests;

@@ -5,6 +5,9 @@ use super::*;
 use crate::protocol::code::LanguageCode;
 use crate::protocol::command::ExtFields;
 
+/// What a header costs to decode, and what a repeated key resolves to.
+mod cost;
+
 fn route_request(serialize_type: SerializeType) -> RemotingCommand {
     RemotingCommand {
         code: 105,
