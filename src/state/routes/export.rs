@@ -39,13 +39,9 @@ impl ExportCut {
         let mut out = Vec::with_capacity(self.live.len());
         // The group an eviction would take the broker from (Java's `setupUnRegisterRequest` order).
         let groups = view.brokers_in_java_order();
+        let first = super::java_order::first_groups(&groups);
         for (cluster, addr, live) in &self.live {
-            let Some((bd, id)) = groups.iter().find_map(|bd| {
-                (bd.cluster == *cluster)
-                    .then(|| bd.broker_addrs.iter().find(|(_, a)| a.as_str() == &**addr))
-                    .flatten()
-                    .map(|(id, _)| (bd, *id))
-            }) else {
+            let Some(&(bd, id)) = first.get(&(&**cluster, &**addr)) else {
                 continue;
             };
             let name = &bd.broker_name;

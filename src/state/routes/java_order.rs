@@ -9,6 +9,27 @@
 //! every doubling after), which may reverse part of a bin, and a bin of nine or more keys, which becomes a tree
 //! that lists later keys first.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::model::{BrokerData, BrokerId};
+
+/// For each (cluster, broker address), the first of `groups` (in Java's order) that lists it, with the broker's id
+/// there — what `setupUnRegisterRequest` finds by scanning the groups once per broker. Built in one pass, so that
+/// evicting many brokers, or saving a table of many groups, costs O(groups + addresses) and not their product (a
+/// peer can register thousands of groups).
+pub(super) fn first_groups<'a>(
+    groups: &[&'a Arc<BrokerData>],
+) -> HashMap<(&'a str, &'a str), (&'a Arc<BrokerData>, BrokerId)> {
+    let mut first = HashMap::new();
+    for bd in groups {
+        for (id, addr) in &bd.broker_addrs {
+            first.entry((&*bd.cluster, addr.as_str())).or_insert((*bd, *id));
+        }
+    }
+    first
+}
+
 /// `String.hashCode` over UTF-16 units.
 pub(crate) fn java_string_hash(s: &str) -> i32 {
     s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))

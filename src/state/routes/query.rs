@@ -5,7 +5,7 @@
 //! from), `java_order` reproduces it. Topic lists are Java `ConcurrentHashMap` key sets, whose order a Java client
 //! does not keep (docs/compatibility.md, "Order of `topicList`").
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::model::{
@@ -301,16 +301,17 @@ fn rewrite_acting_masters(route: &mut TopicRouteData) {
     if !route.broker_datas.iter().any(|bd| headless(bd)) {
         return;
     }
+    // Java looks at the first QueueData of each group; none means no rewrite. Looked up once per group, not searched
+    // per group: a route of many groups would otherwise cost their square on the reactor that answers it.
+    let mut first_perm: HashMap<&str, i32> = HashMap::new();
+    for qd in &route.queue_datas {
+        first_perm.entry(&qd.broker_name).or_insert(qd.perm);
+    }
     for bd in &mut route.broker_datas {
         if !headless(bd) || !bd.enable_acting_master {
             continue;
         }
-        // Java looks at the first QueueData of the group; none means no rewrite.
-        let read_only = route
-            .queue_datas
-            .iter()
-            .find(|qd| qd.broker_name == bd.broker_name)
-            .is_some_and(|qd| qd.perm & perm::WRITE == 0);
+        let read_only = first_perm.get(&*bd.broker_name).is_some_and(|p| p & perm::WRITE == 0);
         if read_only {
             let bd = Arc::make_mut(bd);
             if let Some((_, addr)) = bd.broker_addrs.pop_first() {

@@ -117,14 +117,10 @@ impl RouteTables {
     fn eviction_requests(&mut self, keys: &[LiveKey]) -> Vec<UnregisterBroker> {
         let mut reqs = Vec::new();
         let groups = if keys.is_empty() { Vec::new() } else { self.view.brokers_in_java_order() };
+        let first = super::java_order::first_groups(&groups);
         let mut unclaimed = Vec::new();
         for (cluster, addr) in keys {
-            let found = groups.iter().filter(|bd| bd.cluster == *cluster).find_map(|bd| {
-                bd.broker_addrs
-                    .iter()
-                    .find(|(_, a)| a.as_str() == &**addr)
-                    .map(|(id, _)| (bd.broker_name.to_string(), *id))
-            });
+            let found = first.get(&(&**cluster, &**addr)).map(|(bd, id)| (bd.broker_name.to_string(), *id));
             match found {
                 Some((broker_name, broker_id)) => reqs.push(UnregisterBroker {
                     cluster_name: cluster.to_string(),

@@ -200,3 +200,29 @@ fn groups_sharing_a_bin_come_in_the_order_they_were_added() {
     t.unregister_brokers(&[unreg("c", "grp-59", 0, "A")], S);
     assert_eq!(t.view().system_topics().broker_addr.as_deref(), Some("B"));
 }
+
+/// Many groups expiring at once cost O(groups), not their square (a peer can register thousands, and each expired
+/// broker's group was searched for among all of them): the time per group stays flat from n to 8n groups.
+#[test]
+fn expiring_many_groups_at_once_stays_linear() {
+    let time = |n: usize| {
+        let runs = (0..2).map(|_| {
+            let mut t = RouteTables::new();
+            for i in 0..n {
+                // Two topics of its own: a single-topic registration cannot introduce a broker (§5.3, step 7).
+                let (t1, t2) = (format!("T{i}"), format!("U{i}"));
+                let mut r = reg("c", &format!("b{i}"), 0, &format!("A{i}"), &[&t1, &t2], 1);
+                r.conn = Some(conn(i as u32));
+                t.register_broker(r, 0, S);
+            }
+            let started = std::time::Instant::now();
+            let e = t.expire(120_001, S);
+            let took = started.elapsed();
+            assert_eq!(e.evicted.len(), n);
+            took
+        });
+        runs.min().expect("two runs")
+    };
+    let (small, large) = (time(300), time(2400));
+    assert!(large < small * 24, "300 groups: {small:?}, 2,400 groups: {large:?} (the square would be ×64)");
+}
