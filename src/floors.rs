@@ -52,11 +52,16 @@ fn module_declared(line: &str) -> Option<String> {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read src") {
+    files_ending(dir, "rs", out);
+}
+
+/// Every file under `dir` with extension `ext`, at any depth.
+fn files_ending(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read a folder of the repository") {
         let path = entry.expect("entry").path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_ending(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }

@@ -7,22 +7,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{root, rust_files};
+use super::{files_ending, root, rust_files};
 
 /// The Markdown files that describe the code: the README and everything under `docs/`.
 fn doc_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("read docs") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                out.push(path);
-            }
-        }
-    }
     let mut files = vec![root().join("README.md")];
-    walk(&root().join("docs"), &mut files);
+    files_ending(&root().join("docs"), "md", &mut files);
     files
 }
 
