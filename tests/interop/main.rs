@@ -16,6 +16,7 @@ mod clients;
 mod console;
 mod container;
 mod controller;
+mod deb;
 mod differential;
 mod differential_controller;
 mod go;
