@@ -111,6 +111,8 @@ fn debian_package_installs_runs_as_its_user_and_purges_without_a_trace() {
     assert!(took.is_some(), "the installed server did not stop on SIGTERM\n{}", support::tail(&log, 40));
     eprintln!("installed server answered on {ns}, wrote {} as rocketmq, stopped in {took:?}", kv.display());
 
+    // What a save killed half-way leaves beside the conffile (persist.rs names it `<file>.tmp.<pid>.<n>`).
+    std::fs::write("/etc/rocketmq/namesrv.properties.tmp.4242.1", "listenPort=1\n").expect("a temp file");
     let purged = sh("dpkg --purge", Command::new("dpkg").args(["--purge", "namesrv"]));
     eprintln!("dpkg --purge namesrv:\n{purged}");
     let left: Vec<&str> = LEFT_BEHIND.into_iter().filter(|p| Path::new(p).exists()).collect();
