@@ -44,6 +44,13 @@ type serviceMonitor struct {
 			Interval      string `json:"interval,omitempty"`
 			ScrapeTimeout string `json:"scrapeTimeout,omitempty"`
 			HonorLabels   bool   `json:"honorLabels,omitempty"`
+			TLSConfig     *struct {
+				CAFile             string `json:"caFile,omitempty"`
+				CertFile           string `json:"certFile,omitempty"`
+				KeyFile            string `json:"keyFile,omitempty"`
+				ServerName         string `json:"serverName,omitempty"`
+				InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
+			} `json:"tlsConfig,omitempty"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }
