@@ -2,7 +2,7 @@
 //! `mqnamesrv` binary (`ours`), a blocking remoting client (`client`) and a TLS one (`tls`), reply normalisation
 //! (`normalize`) and the Java-versus-ours comparison built on it (`differ`), a recording proxy and the replay of its
 //! recordings (`recorder`, `replay`), a controller node with brokers that drive it (`controller`), and the real peers
-//! (`broker`, `mqadmin`, `gopeer`, `native`).
+//! (`broker`, `mqadmin`, `gopeer`, `native`), and the container image run with podman (`podman`).
 //!
 //! Used from integration tests with `mod support;`. Every test binary uses a different subset, hence the
 //! `dead_code` allowance.
@@ -22,6 +22,7 @@ pub mod native;
 pub mod normalize;
 pub mod observe;
 pub mod ours;
+pub mod podman;
 pub mod proc;
 pub mod recorder;
 pub mod registration;

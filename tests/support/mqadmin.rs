@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
-use super::proc::{jvm_args, prepare_rocketmq_home, run, Output, RetryBudget};
+use super::proc::{jvm_args, prepare_rocketmq_home, run, Managed, Output, RetryBudget};
 
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -259,6 +259,26 @@ impl JavaClient {
             .collect();
         assert_eq!(brokers.len(), count, "producer output:\n{}", out.stdout);
         brokers
+    }
+
+    /// Starts a push consumer of `group` in the background (output appended to `log`), for a test that needs a
+    /// client connected while something else happens; it ends after `count` bodies `PREFIX-…` or `secs`.
+    pub fn spawn_consumer(
+        &self,
+        namesrv: &str,
+        topic: &str,
+        group: &str,
+        (count, prefix, secs): (usize, &str, u64),
+        log: &Path,
+    ) -> Managed {
+        let mut cmd = self.command(&["consume", namesrv, topic, group, &count.to_string(), prefix, &secs.to_string()]);
+        cmd.env("NAMESRV_ADDR", namesrv);
+        Managed::spawn(&format!("java consumer {group}"), cmd, log)
+    }
+
+    /// The client's `user.home` (`home/`, where the Java client writes `logs/rocketmqlogs/rocketmq_client.log`).
+    pub fn user_home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     /// Asks for `topic`'s route as a producer does before sending; returns `(brokerName, queueId)` per writable
