@@ -24,8 +24,7 @@ use crate::handlers::{self, route_cache::RouteCache, Action, Ctx};
 use crate::model::TopicConfig;
 use crate::protocol::RemotingCommand;
 use crate::state::{ConnId, Snapshot};
-use crate::write_command::{self, Completion, Origin, WriteCommand};
-use crate::writer::ReactorLink;
+use crate::write_command::{self, Completion, Origin, ReactorLink, WriteCommand};
 
 /// How long a decoded registration waits for room on the writer's queue before it is answered SYSTEM_BUSY.
 const WRITER_WAIT: Duration = Duration::from_secs(10);

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use super::{ReactorLink, Writer};
+use super::Writer;
 use crate::clock::ManualClock;
 use crate::config::Config;
 use crate::protocol::{RemotingCommand, RequestCode};
 use crate::state::ConnId;
-use crate::write_command::{Completion, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
+use crate::write_command::{Completion, Origin, Outcome, ReactorLink, RegisterBody, WriteCommand, WriteOp};
 
 /// A writer with one reactor link (whose inbox the test reads) and its files in `dir`.
 fn writer_in(dir: &Path, config_store: &Path) -> (Writer, crossbeam_channel::Receiver<Completion>, mio::Poll) {
