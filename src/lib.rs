@@ -34,7 +34,7 @@
 //! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //!   `controller_node`: its thread, port and Raft transport.
-//! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `server`: wiring and thread start-up; `clock`: wall time behind a trait; `conn_id`: a connection's identity.
 //! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is
 //!   [`crate::reactor::transport`]).
@@ -82,6 +82,7 @@ pub mod cli;
 pub(crate) mod clip;
 pub mod clock;
 pub mod config;
+pub(crate) mod conn_id;
 pub(crate) mod controller;
 pub mod controller_node;
 pub(crate) mod critical;
