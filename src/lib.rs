@@ -32,6 +32,7 @@
 //!   topics, fleet drift) from a route view, the live table and recent removals; pure.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
 //! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
+//!   `fleet_facts`: what it compares, pure — the digests of what a server knows and the FLEET_FACTS body.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //!   `controller_node`: its thread, port and Raft transport.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait; `conn_id`: a connection's identity.
@@ -89,6 +90,7 @@ pub(crate) mod critical;
 pub(crate) mod decoder;
 pub(crate) mod feed;
 pub(crate) mod fleet;
+pub(crate) mod fleet_facts;
 #[cfg(test)]
 mod floors;
 pub mod handlers;

@@ -162,7 +162,7 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         C::UPDATE_NAMESRV_CONFIG => admin::update_config(ctx, req),
         C::GET_NAMESRV_CONFIG => admin::get_config(ctx, req),
-        crate::fleet::wire::FLEET_FACTS => fleet::facts(ctx, req),
+        crate::fleet_facts::wire::FLEET_FACTS => fleet::facts(ctx, req),
         code => Action::Reply(reply(
             req,
             ResponseCode::REQUEST_CODE_NOT_SUPPORTED,
