@@ -241,7 +241,7 @@ mod tests {
         let job = |opaque| Job {
             conn: ConnId { reactor: 0, token: 1, gen: 1 },
             peer: "127.0.0.1:1".parse().unwrap(),
-            request: handlers::broker::encode_register(&reg("c", "b", 0, "b:10911", &["t1", "t2"], 1), opaque),
+            request: crate::registration::encode_register(&reg("c", "b", 0, "b:10911", &["t1", "t2"], 1), opaque),
             received: Instant::now(),
         };
         jobs_tx.send(job(1)).unwrap();

@@ -41,6 +41,7 @@
 //!   [`crate::reactor::transport`]).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
+//! - `registration`: the REGISTER_BROKER request ↔ `RegisterBroker`, both ways (the handlers and `warm`); pure.
 //! - `acl`, `acl_reload`, `auth_sync`: authentication — the account file and its reload (ACL 1.0), the users
 //!   learned from the brokers (ACL 2.0); `audit`: the audit trail; `critical`: threads the process needs to live.
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
@@ -103,6 +104,7 @@ pub mod model;
 pub(crate) mod persist;
 pub mod protocol;
 pub(crate) mod reactor;
+pub(crate) mod registration;
 pub(crate) mod remoting;
 pub mod server;
 pub mod state;

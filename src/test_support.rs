@@ -34,7 +34,7 @@ pub mod fleet {
 
 pub mod handlers {
     pub mod broker {
-        pub use crate::handlers::broker::encode_register_as;
+        pub use crate::registration::encode_register_as;
     }
 }
 

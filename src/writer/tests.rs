@@ -546,7 +546,7 @@ fn a_warm_restart_file_without_last_update_times_replays_as_of_the_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = bytes::BytesMut::new();
     let reg = crate::state::routes::test_util::reg("c", "b1", 0, "b1:10911", &["t1", "t2"], 1);
-    crate::protocol::frame::encode(&crate::handlers::broker::encode_register(&reg, 0), &mut bytes);
+    crate::protocol::frame::encode(&crate::registration::encode_register(&reg, 0), &mut bytes);
     let saved = crate::warm::decode(&bytes, 1 << 24, 1 << 24).unwrap();
     assert_eq!(saved.iter().map(|s| s.last_update_ms).collect::<Vec<_>>(), [None]);
 
