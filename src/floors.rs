@@ -2,9 +2,9 @@
 //! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor or
 //! sideways between two modules of one floor (a chain of threads on one floor would hide which one waits on which),
 //! when modules import each other in a circle, and when a module of `lib.rs` is missing from the table or from
-//! `lib.rs`'s own module map. Test code is exempt (a test may
-//! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and each item marked
-//! `#[cfg(test)]` — that item alone, so every production line of a file is read, below its test module too.
+//! `lib.rs`'s own module map. Test code is exempt (a test may build a writer to get a snapshot): files named
+//! `tests.rs` or under a `tests/` folder, and each item marked `#[cfg(test)]` — that item alone, so every production
+//! line of a file is read, below its test module too.
 
 mod doc_paths;
 
