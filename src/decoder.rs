@@ -24,8 +24,7 @@ use crate::handlers::{self, route_cache::RouteCache, Action, Ctx};
 use crate::model::TopicConfig;
 use crate::protocol::RemotingCommand;
 use crate::state::{ConnId, Snapshot};
-use crate::write_command::{self, Completion, Origin, WriteCommand};
-use crate::writer::ReactorLink;
+use crate::write_command::{self, Completion, Origin, ReactorLink, WriteCommand};
 
 /// How long a decoded registration waits for room on the writer's queue before it is answered SYSTEM_BUSY.
 const WRITER_WAIT: Duration = Duration::from_secs(10);
@@ -242,7 +241,7 @@ mod tests {
         let job = |opaque| Job {
             conn: ConnId { reactor: 0, token: 1, gen: 1 },
             peer: "127.0.0.1:1".parse().unwrap(),
-            request: handlers::broker::encode_register(&reg("c", "b", 0, "b:10911", &["t1", "t2"], 1), opaque),
+            request: crate::registration::encode_register(&reg("c", "b", 0, "b:10911", &["t1", "t2"], 1), opaque),
             received: Instant::now(),
         };
         jobs_tx.send(job(1)).unwrap();

@@ -2,17 +2,15 @@
 //! them (apache/rocketmq #7255), a broker that registered with one and not another, or a switch set on one host
 //! only go unseen until a client trips on them. Every `fleetCheckSeconds` the thread `namesrv-fleet` asks each
 //! other name server of the fleet what it knows — brokers, topics, KV, the config keys that should agree
-//! (`facts`) — compares it with our snapshot, and publishes the differences seen on two checks in a row
+//! ([`crate::fleet_facts`]) — compares it with our snapshot, and publishes the differences seen on two checks in a row
 //! ([`crate::metrics::FleetView`]: `/api/fleet`, `namesrv_fleet_*`, the health verdicts).
 //!
 //! Cheap for the peers: one FLEET_FACTS request per peer per check to our servers (digests in, items only where
-//! they differ out: `wire`), the standard read codes to Java's (106, 206, 319 and one 219 per KV namespace we
+//! they differ out: [`crate::fleet_facts::wire`]), the standard read codes to Java's (106, 206, 319 and one 219 per KV namespace we
 //! know). It never blocks the writer or a reactor: it reads our snapshot like any reader, and every wait on a peer
 //! is bounded (`peer`). Not a critical thread: a fleet view that stopped leaves the name server serving.
 
-pub(crate) mod facts;
 pub(crate) mod peer;
-pub(crate) mod wire;
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -28,10 +26,10 @@ use tracing::{debug, info, warn};
 use crate::acl::signature;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::fleet_facts::wire::Told;
+use crate::fleet_facts::{self as facts, Aspect, Diff, Facts};
 use crate::metrics::{AspectDrift, FleetView, PeerReport, FLEET_MAX_NAMES};
 use crate::state::Snapshot;
-use facts::{Aspect, Diff, Facts};
-use wire::Told;
 
 /// Differences remembered per peer and aspect to confirm them on the next check; past this, the rest are
 /// reported at once (a drift that large is no registration race).

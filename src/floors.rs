@@ -1,9 +1,10 @@
 //! The floors of the house, checked: `docs/architecture.md` declares which floor each top-level module is on
-//! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor, when
-//! modules import each other in a circle (sideways imports within a floor are allowed, circles never), and when a
-//! module of `lib.rs` is missing from the table or from `lib.rs`'s own module map. Test code is exempt (a test may
-//! build a writer to get a snapshot): files named `tests.rs` or under a `tests/` folder, and each item marked
-//! `#[cfg(test)]` — that item alone, so every production line of a file is read, below its test module too.
+//! ("Floors"), and these tests read that table and every source file, and fail when an import goes up a floor or
+//! sideways between two modules of one floor (a chain of threads on one floor would hide which one waits on which),
+//! when modules import each other in a circle, and when a module of `lib.rs` is missing from the table or from
+//! `lib.rs`'s own module map. Test code is exempt (a test may build a writer to get a snapshot): files named
+//! `tests.rs` or under a `tests/` folder, and each item marked `#[cfg(test)]` — that item alone, so every production
+//! line of a file is read, below its test module too.
 
 mod doc_paths;
 
@@ -293,20 +294,54 @@ fn every_module_is_on_a_floor_and_in_the_module_map() {
 }
 
 #[test]
-fn imports_go_down_or_sideways_only() {
-    let floors = declared_floors();
+fn imports_go_down_only() {
+    let wrong = not_downward(&declared_floors(), &imports());
+    assert!(
+        wrong.is_empty(),
+        "imports that go up a floor or sideways within one (docs/architecture.md, \"Floors\"):\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Each import of `graph` whose target is not on a lower floor than its source, with the file that makes it.
+fn not_downward(floors: &BTreeMap<String, u32>, graph: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<String> {
     let mut wrong = Vec::new();
-    for (from, tos) in imports() {
-        let Some(&f) = floors.get(&from) else { continue };
+    for (from, tos) in graph {
+        let Some(&f) = floors.get(from) else { continue };
         for (to, file) in tos {
-            if let Some(&t) = floors.get(&to) {
-                if t > f {
-                    wrong.push(format!("{file}: {from} (floor {f}) imports {to} (floor {t})"));
+            match floors.get(to) {
+                Some(&t) if t > f => {
+                    wrong.push(format!("{file}: {from} (floor {f}) imports {to} (floor {t}), a floor up"))
                 }
+                Some(&t) if t == f => wrong.push(format!("{file}: {from} imports {to}, sideways on floor {f}")),
+                _ => {}
             }
         }
     }
-    assert!(wrong.is_empty(), "imports that go up a floor (docs/architecture.md, \"Floors\"):\n{}", wrong.join("\n"));
+    wrong
+}
+
+#[test]
+fn an_import_sideways_or_up_is_refused_and_one_down_is_not() {
+    let floors: BTreeMap<String, u32> = [("reactor", 8), ("decoder", 7), ("writer", 7), ("handlers", 6)]
+        .into_iter()
+        .map(|(m, f)| (m.to_string(), f))
+        .collect();
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (from, to) in edges {
+            g.entry(from.to_string()).or_default().insert(to.to_string(), format!("src/{from}.rs"));
+        }
+        g
+    };
+    assert!(not_downward(&floors, &graph(&[("reactor", "decoder"), ("decoder", "handlers")])).is_empty());
+    assert_eq!(
+        not_downward(&floors, &graph(&[("decoder", "writer"), ("handlers", "reactor")])),
+        [
+            "src/decoder.rs: decoder imports writer, sideways on floor 7",
+            "src/handlers.rs: handlers (floor 6) imports reactor (floor 8), a floor up"
+        ]
+    );
 }
 
 #[test]
@@ -390,6 +425,26 @@ fn declared_rules() -> Vec<(Vec<String>, Vec<String>)> {
     rules
 }
 
+/// Whether `code` names `name`: a module `crate::m` however it is imported (so `crate::mx` is not `crate::m`, and
+/// `crate::{m::…}` is), anything else as text.
+fn names_it(code: &str, name: &str) -> bool {
+    match name.strip_prefix("crate::") {
+        Some(module) if module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            named_modules(code).contains(module)
+        }
+        _ => code.contains(name),
+    }
+}
+
+#[test]
+fn a_rule_on_a_module_sees_it_imported_in_a_group_and_not_in_a_longer_name() {
+    let code = code_of("use crate::{clip, state::Snapshot};\nfn f() { crate::clock::now(); }");
+    assert!(names_it(&code, "crate::state"));
+    assert!(!names_it(&code, "crate::cli"), "clip is not cli");
+    assert!(names_it(&code, "crate::clock::now"));
+    assert!(!names_it(&code, "RouteTables"));
+}
+
 #[test]
 fn the_rules_of_docs_architecture_hold() {
     let mut files = Vec::new();
@@ -408,7 +463,7 @@ fn the_rules_of_docs_architecture_hold() {
                 continue;
             }
             let code = code_of(&std::fs::read_to_string(file).expect("read"));
-            for name in names.iter().filter(|n| code.contains(n.as_str())) {
+            for name in names.iter().filter(|n| names_it(&code, n)) {
                 broken.push(format!("{rel} names {name}"));
             }
         }

@@ -32,14 +32,16 @@
 //!   topics, fleet drift) from a route view, the live table and recent removals; pure.
 //! - `feed`: the route-change feed, a bounded ring the writer appends to after each publish and `/events` streams.
 //! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
+//!   `fleet_facts`: what it compares, pure — the digests of what a server knows and the FLEET_FACTS body.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //!   `controller_node`: its thread, port and Raft transport.
-//! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
+//! - `server`: wiring and thread start-up; `clock`: wall time behind a trait; `conn_id`: a connection's identity.
 //! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is
 //!   [`crate::reactor::transport`]).
 //! - `logging`: where logs go (stderr or a size-rolled file) and their format (text or JSON).
 //! - `warm`: the route tables saved and replayed across restarts (opt-in).
+//! - `registration`: the REGISTER_BROKER request ↔ `RegisterBroker`, both ways (the handlers and `warm`); pure.
 //! - `acl`, `acl_reload`, `auth_sync`: authentication — the account file and its reload (ACL 1.0), the users
 //!   learned from the brokers (ACL 2.0); `audit`: the audit trail; `critical`: threads the process needs to live.
 //! - `cli`: `mqnamesrv admin …`, a client for operators (route, cluster, topics, kv, config, diff, write permission,
@@ -82,12 +84,14 @@ pub mod cli;
 pub(crate) mod clip;
 pub mod clock;
 pub mod config;
+pub(crate) mod conn_id;
 pub(crate) mod controller;
 pub mod controller_node;
 pub(crate) mod critical;
 pub(crate) mod decoder;
 pub(crate) mod feed;
 pub(crate) mod fleet;
+pub(crate) mod fleet_facts;
 #[cfg(test)]
 mod floors;
 pub mod handlers;
@@ -100,6 +104,7 @@ pub mod model;
 pub(crate) mod persist;
 pub mod protocol;
 pub(crate) mod reactor;
+pub(crate) mod registration;
 pub(crate) mod remoting;
 pub mod server;
 pub mod state;

@@ -25,8 +25,8 @@ use crate::reactor::{Reactor, Settings, Shared};
 use crate::state::Snapshot;
 use crate::tls::{TlsError, TlsSetup};
 use crate::warm;
-use crate::write_command::WriterQueue;
-use crate::writer::{ReactorLink, Writer, WriterInputs};
+use crate::write_command::{ReactorLink, WriterQueue};
+use crate::writer::{Writer, WriterInputs};
 
 /// How many applied bodies can wait for the decoder to drop them, on the thread that allocated their names
 /// (decision 0026): a few registrations' worth, so the topic lists waiting there stay a small part of

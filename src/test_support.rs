@@ -22,19 +22,19 @@ pub mod clock {
 
 pub mod fleet {
     pub mod facts {
-        pub use crate::fleet::facts::{Facts, Items};
+        pub use crate::fleet_facts::{Facts, Items};
     }
     pub mod peer {
         pub use crate::fleet::peer::check;
     }
     pub mod wire {
-        pub use crate::fleet::wire::FLEET_FACTS;
+        pub use crate::fleet_facts::wire::FLEET_FACTS;
     }
 }
 
 pub mod handlers {
     pub mod broker {
-        pub use crate::handlers::broker::encode_register_as;
+        pub use crate::registration::encode_register_as;
     }
 }
 

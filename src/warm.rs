@@ -9,8 +9,8 @@ use std::path::Path;
 
 use bytes::BytesMut;
 
-use crate::handlers::broker;
 use crate::protocol::frame;
+use crate::registration;
 use crate::state::routes::RegisterBroker;
 
 /// The ext field of a saved frame holding its broker's last-update time (wall-clock ms of the writer's clock). Ours
@@ -39,7 +39,7 @@ impl Saved {
 pub(crate) fn encode(regs: &[(RegisterBroker, i64)]) -> Vec<u8> {
     let mut out = BytesMut::new();
     for (i, (r, last_update_ms)) in regs.iter().enumerate() {
-        let cmd = broker::encode_register(r, i as i32).with_ext(LAST_UPDATE_KEY, last_update_ms.to_string());
+        let cmd = registration::encode_register(r, i as i32).with_ext(LAST_UPDATE_KEY, last_update_ms.to_string());
         frame::encode(&cmd, &mut out);
     }
     out.to_vec()
@@ -51,7 +51,7 @@ pub(crate) enum WarmError {
     #[error("cannot read it: {0}")]
     Read(#[source] std::io::Error),
     #[error("registration {at} cannot be applied: {source}")]
-    Registration { at: usize, source: broker::RegisterError },
+    Registration { at: usize, source: registration::RegisterError },
     #[error("truncated after {0} registrations")]
     Truncated(usize),
     #[error("{source} after {at} registrations")]
@@ -65,7 +65,7 @@ pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Res
     loop {
         match frame::decode(&mut buf, max_frame) {
             Ok(Some(cmd)) => {
-                let decoded = broker::decode_register(&cmd, max_inflated)
+                let decoded = registration::decode_register(&cmd, max_inflated)
                     .map_err(|source| WarmError::Registration { at: out.len(), source })?;
                 if let Some(reg) = decoded {
                     out.push(Saved { reg, last_update_ms: cmd.ext_i64(LAST_UPDATE_KEY) });
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn a_frame_without_the_last_update_time_still_loads() {
         let mut bytes = BytesMut::new();
-        frame::encode(&broker::encode_register(&reg(), 0), &mut bytes);
+        frame::encode(&registration::encode_register(&reg(), 0), &mut bytes);
         assert_eq!(decode(&bytes, 1 << 24, 1 << 24).unwrap(), vec![Saved { reg: reg(), last_update_ms: None }]);
     }
 

@@ -281,6 +281,14 @@ pub(crate) enum Completion {
     Adopt { stream: mio::net::TcpStream, peer: std::net::SocketAddr },
 }
 
+/// How the writer, and the decoder, reach one reactor: its completion inbox and the waker that makes it read it.
+/// Here, beside `Completion`, so that the reactors and the decoder name it without importing the writer.
+#[derive(Clone, Debug)]
+pub(crate) struct ReactorLink {
+    pub inbox: crossbeam_channel::Sender<Completion>,
+    pub waker: Arc<mio::Waker>,
+}
+
 /// An operator's look at the writer-private live table (the web console's brokers, the health verdicts), answered
 /// between batches.
 #[derive(Debug)]

@@ -2,15 +2,15 @@
 //! server and reports what differs — brokers missing on some servers, different clusters or addresses, topics only on
 //! some servers, different queue data or perms. The "inconsistent route info" case: name servers share nothing, so a
 //! broker that failed to register with one of them shows up here. Also KV entries (apache/rocketmq #7255: a write
-//! that reached only some servers) and the config keys a fleet should agree on ([`crate::fleet::facts::AGREEING_KEYS`],
+//! that reached only some servers) and the config keys a fleet should agree on ([`crate::fleet_facts::AGREEING_KEYS`],
 //! from 319). Our servers list all their KV in one FLEET_FACTS request; a Java server, which has no such request,
 //! is asked (219) for ORDER_TOPIC_CONFIG and every namespace the other servers hold. Exit 0 when identical, 1 when
 //! they differ.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::fleet::facts::{self, Items, ORDER_TOPIC_CONFIG};
-use crate::fleet::wire::{self, Told};
+use crate::fleet_facts::wire::{self, Told};
+use crate::fleet_facts::{self as facts, Items, ORDER_TOPIC_CONFIG};
 use crate::model::{BrokerData, ClusterInfo, QueueData, TopicRouteData};
 use crate::protocol::{RequestCode, ResponseCode};
 

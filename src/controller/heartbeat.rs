@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::state::ConnId;
+use crate::conn_id::ConnId;
 
 use super::event::BrokerId;
 use super::liveness::{LiveFacts, Liveness};

@@ -24,6 +24,7 @@ use super::settings::Settings;
 use super::wire::{self, Metadata, Request};
 use crate::allow_list::AllowList;
 use crate::clock::Clock;
+use crate::conn_id::ConnId;
 use crate::controller::heartbeat::{BrokerIdentity, LiveAt};
 use crate::controller::raft::{NodeId, Proposal, TypeConfig};
 use crate::controller::request::{ElectMaster, ElectMasterResponse, SyncStateSet, ANY_BROKER};
@@ -31,7 +32,6 @@ use crate::controller::{ControllerResult, HeartbeatTable, ReplicasInfo};
 use crate::metrics::ControllerMetrics;
 use crate::protocol::code::{ControllerResponseCode, ResponseCode};
 use crate::protocol::command::RemotingCommand;
-use crate::state::ConnId;
 
 /// Java's processor waits this long for a request's result (`WAIT_TIMEOUT_OUT`).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);

@@ -20,11 +20,11 @@ use tracing::{debug, warn};
 use super::net;
 use super::node::Node;
 use super::room::{BufferGauge, FrameRoom, Room, ROOM_WAIT, SMALL_BUFFER};
+use crate::conn_id::ConnId;
 use crate::limit::Limit;
 use crate::protocol::code::{ControllerRequestCode, ResponseCode};
 use crate::protocol::command::RemotingCommand;
 use crate::protocol::frame;
-use crate::state::ConnId;
 
 /// Requests of one connection running at once; past this the connection is not read until one finishes.
 const MAX_IN_FLIGHT: usize = 64;

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::facts::{self, Aspect, BodyError, Facts, Items};
-use super::wire::{self, Told, FLEET_FACTS};
 use crate::acl::signature;
+use crate::fleet_facts::wire::{self, Told, FLEET_FACTS};
+use crate::fleet_facts::{self as facts, Aspect, BodyError, Facts, Items};
 use crate::protocol::{RemotingCommand, RequestCode as C, ResponseCode};
 use crate::remoting::RemoteError;
 

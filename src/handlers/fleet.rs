@@ -1,5 +1,5 @@
-//! FLEET_FACTS (a code of ours, [`crate::fleet::wire`]): what this server knows, for another name server's fleet view.
-//! Answered from the pieces prepared once per snapshot ([`crate::fleet::facts::prepared`]): after the first request
+//! FLEET_FACTS (a code of ours, [`crate::fleet_facts::wire`]): what this server knows, for another name server's fleet view.
+//! Answered from the pieces prepared once per snapshot ([`crate::fleet_facts::prepared`]): after the first request
 //! following a publish, a request costs copying the answer, not a walk of every topic.
 //!
 //! With ACL off, the name servers of `namesrvPeers` (`Config::is_fleet_peer`) and the addresses `adminAllowList`
@@ -11,8 +11,8 @@
 //! and an account is answered.
 
 use super::{reply, success, Action, Ctx};
-use crate::fleet::facts;
-use crate::fleet::wire;
+use crate::fleet_facts as facts;
+use crate::fleet_facts::wire;
 use crate::protocol::{RemotingCommand, ResponseCode};
 
 /// The remark to an address that is not a peer.

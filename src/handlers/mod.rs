@@ -162,7 +162,7 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
         }
         C::UPDATE_NAMESRV_CONFIG => admin::update_config(ctx, req),
         C::GET_NAMESRV_CONFIG => admin::get_config(ctx, req),
-        crate::fleet::wire::FLEET_FACTS => fleet::facts(ctx, req),
+        crate::fleet_facts::wire::FLEET_FACTS => fleet::facts(ctx, req),
         code => Action::Reply(reply(
             req,
             ResponseCode::REQUEST_CODE_NOT_SUPPORTED,
@@ -294,7 +294,7 @@ mod tests {
             (0..60).map(|i| TopicConfig { perm: i, ..TopicConfig::with_defaults(names[i as usize % 6]) }).collect();
         let reg = RegisterBroker::new("c", "b", 0, "10.0.0.1:10911", sent.clone(), DataVersion::default());
         let Action::Write(WriteOp::RegisterBroker(got, _)) =
-            dispatch_from("127.0.0.1", "", &broker::encode_register(&reg, 1))
+            dispatch_from("127.0.0.1", "", &crate::registration::encode_register(&reg, 1))
         else {
             panic!("not a write");
         };

@@ -9,8 +9,7 @@ use crossbeam_channel::Sender;
 
 use crate::clock::Clock;
 use crate::state::Snapshot;
-use crate::write_command::ConnEvent;
-use crate::writer::ReactorLink;
+use crate::write_command::{ConnEvent, ReactorLink};
 
 /// What all reactors share.
 #[derive(Clone)]

@@ -16,10 +16,5 @@ pub(crate) use kv::KvTable;
 pub use routes::{RouteTables, RouteView};
 pub(crate) use snapshot::{PreparedFacts, Snapshot};
 
-/// A connection, unique across reactors and over time (`gen` differs when a token is reused).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConnId {
-    pub reactor: u16,
-    pub token: u32,
-    pub gen: u32,
-}
+/// The tables remember which connection registered each broker (connection-close eviction matches it exactly).
+pub use crate::conn_id::ConnId;

@@ -21,12 +21,12 @@ pub struct Snapshot {
     /// ACL 2.0: the brokers whose last registration was signed with the inner credential, by address, with the IP
     /// that registration came from — the only brokers `auth_sync` asks for users. Kept by the writer.
     pub inner_signed: Arc<BTreeMap<String, IpAddr>>,
-    /// FLEET_FACTS' answer pieces, built by the first asker ([`crate::fleet::facts::prepared`]) and dropped with the
+    /// FLEET_FACTS' answer pieces, built by the first asker ([`crate::fleet_facts::prepared`]) and dropped with the
     /// snapshot, for the same reason: a check costs one walk of the tables per publish, not one per request.
     pub fleet_facts: std::sync::OnceLock<PreparedFacts>,
 }
 
-/// What FLEET_FACTS answers from, per aspect (in [`crate::fleet::facts::Aspect`] order): its digest and its items as
+/// What FLEET_FACTS answers from, per aspect (in [`crate::fleet_facts::Aspect`] order): its digest and its items as
 /// one JSON object, ready to copy into an answer; `None` for an aspect not told.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PreparedFacts {

@@ -30,20 +30,13 @@ use crate::persist;
 use crate::state::routes::{EvictionCause, RegisterBroker, RegisterOutcome, RouteSettings};
 use crate::state::{KvTable, RouteTables, Snapshot};
 use crate::write_command::{
-    Completion, ConnEvent, LiveAnswer, LiveQuery, LiveRow, Origin, Outcome, RegisterBody, Removal, WriteCommand,
-    WriteOp,
+    Completion, ConnEvent, LiveAnswer, LiveQuery, LiveRow, Origin, Outcome, ReactorLink, RegisterBody, Removal,
+    WriteCommand, WriteOp,
 };
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// Most commands applied before one publish; bounds the reply latency of the first command in a batch.
 const MAX_BATCH: usize = 1024;
-
-/// How the writer reaches one reactor.
-#[derive(Clone, Debug)]
-pub(crate) struct ReactorLink {
-    pub inbox: Sender<Completion>,
-    pub waker: Arc<mio::Waker>,
-}
 
 /// Channels the writer listens on.
 pub(crate) struct WriterInputs {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use super::{ReactorLink, Writer};
+use super::Writer;
 use crate::clock::ManualClock;
 use crate::config::Config;
 use crate::protocol::{RemotingCommand, RequestCode};
 use crate::state::ConnId;
-use crate::write_command::{Completion, Origin, Outcome, RegisterBody, WriteCommand, WriteOp};
+use crate::write_command::{Completion, Origin, Outcome, ReactorLink, RegisterBody, WriteCommand, WriteOp};
 
 /// A writer with one reactor link (whose inbox the test reads) and its files in `dir`.
 fn writer_in(dir: &Path, config_store: &Path) -> (Writer, crossbeam_channel::Receiver<Completion>, mio::Poll) {
@@ -546,7 +546,7 @@ fn a_warm_restart_file_without_last_update_times_replays_as_of_the_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = bytes::BytesMut::new();
     let reg = crate::state::routes::test_util::reg("c", "b1", 0, "b1:10911", &["t1", "t2"], 1);
-    crate::protocol::frame::encode(&crate::handlers::broker::encode_register(&reg, 0), &mut bytes);
+    crate::protocol::frame::encode(&crate::registration::encode_register(&reg, 0), &mut bytes);
     let saved = crate::warm::decode(&bytes, 1 << 24, 1 << 24).unwrap();
     assert_eq!(saved.iter().map(|s| s.last_update_ms).collect::<Vec<_>>(), [None]);
 

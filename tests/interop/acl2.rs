@@ -473,16 +473,18 @@ impl Proxy {
             )
         };
         // "rocketmq-proxy startup successfully" once every service started (the gRPC port is open by then).
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !support::tail(&log, 10_000).contains("rocketmq-proxy startup successfully") {
-            if let Some(status) = p.wait_exit(Duration::ZERO) {
-                if !sign {
-                    return Err(format!("{}\n{}", support::tail(&log, 200), support::tail(&proxy_log, 200)));
-                }
-                panic!("the proxy exited ({status}) while starting:\n{}", logs());
+        // Some(None): started; Some(Some(status)): exited while starting.
+        let outcome = support::eventually_some(Duration::from_secs(120), || match p.wait_exit(Duration::ZERO) {
+            Some(status) => Some(Some(status)),
+            None => support::tail(&log, 10_000).contains("rocketmq-proxy startup successfully").then_some(None),
+        });
+        match outcome {
+            None => panic!("the proxy did not start within 120 s:\n{}", logs()),
+            Some(Some(_)) if !sign => {
+                return Err(format!("{}\n{}", support::tail(&log, 200), support::tail(&proxy_log, 200)));
             }
-            assert!(Instant::now() < deadline, "the proxy did not start within 120 s:\n{}", logs());
-            std::thread::sleep(Duration::from_millis(200));
+            Some(Some(status)) => panic!("the proxy exited ({status}) while starting:\n{}", logs()),
+            Some(None) => {}
         }
         assert!(sign, "the proxy started without signing what it sends to ours:\n{}", logs());
         Ok(Proxy { grpc_port, dir, _proc: p })

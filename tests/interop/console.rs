@@ -359,14 +359,9 @@ impl Script {
 
     /// Waits for the script to exit, which it does right after OK, and requires status 0.
     fn expect_success(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "the browser script did not exit after OK\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let child = &mut self.child;
+        let status = support::eventually_some(Duration::from_secs(60), || child.try_wait().expect("try_wait"));
+        let status = status.unwrap_or_else(|| panic!("the browser script did not exit after OK\n{}", self.log()));
         assert!(status.success(), "the browser script exited with {status}\n{}", self.log());
     }
 

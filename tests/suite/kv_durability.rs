@@ -99,16 +99,9 @@ impl Drop for Proc {
 /// Runs the binary expecting it to exit on its own; returns the status and its output.
 fn run_to_exit(dir: &Path, kv: &Path) -> (ExitStatus, String) {
     let (mut child, _, log) = spawn(dir, kv, 0);
-    let deadline = Instant::now() + START_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            support::kill_and_reap(&mut child);
-            panic!("mqnamesrv kept running with a bad KV file\n{}", support::tail(&log, 40));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let Some(status) = support::eventually_some(START_TIMEOUT, || child.try_wait().expect("try_wait")) else {
+        support::kill_and_reap(&mut child);
+        panic!("mqnamesrv kept running with a bad KV file\n{}", support::tail(&log, 40));
     };
     (status, fs::read_to_string(&log).unwrap_or_default())
 }

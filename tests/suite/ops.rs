@@ -153,12 +153,8 @@ fn graceful_shutdown_answers_go_away_then_stops() {
     let server = srv.take();
     let stopper = std::thread::spawn(move || server.shutdown_gracefully());
     // While draining: 5.x clients (version > 475) are told to go away, older ones are still served.
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    let mut saw_go_away = false;
-    while std::time::Instant::now() < deadline && !saw_go_away {
-        saw_go_away = c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code == ResponseCode::GO_AWAY;
-    }
-    assert!(saw_go_away, "no GO_AWAY while draining");
+    let go_away = || c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code == ResponseCode::GO_AWAY;
+    assert!(support::eventually(Duration::from_secs(2), go_away), "no GO_AWAY while draining");
     let r = c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO));
     assert_eq!((r.code, r.remark.as_deref()), (ResponseCode::GO_AWAY, Some("please go away")));
     let mut old = new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO);
@@ -199,11 +195,7 @@ fn ask(c: &mut Client) -> i32 {
 /// Asks until TopicA is gone (the expiry scan runs on the writer's own timer, after the clock moved); `why` if it
 /// is still served 5 s later.
 fn until_topic_gone(c: &mut Client, why: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while ask(c) != ResponseCode::TOPIC_NOT_EXIST {
-        assert!(std::time::Instant::now() < deadline, "{why}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(support::eventually(Duration::from_secs(5), || ask(c) == ResponseCode::TOPIC_NOT_EXIST), "{why}");
 }
 
 /// Warm restart: a restarted server serves the routes it had, provisionally, until the broker re-registers — a
@@ -297,25 +289,15 @@ fn sigterm_stops_the_binary_with_status_0() {
         .spawn()
         .unwrap();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the binary never listened");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let listening = || TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok();
+    assert!(support::eventually(Duration::from_secs(10), listening), "the binary never listened");
     let mut c = Client::connect(addr);
     assert_eq!(c.request(new_cmd(RequestCode::GET_BROKER_CLUSTER_INFO)).code, ResponseCode::SUCCESS);
     let killed = std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     assert!(killed.success());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("did not stop within 10 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let Some(status) = support::eventually_some(Duration::from_secs(10), || child.try_wait().unwrap()) else {
+        let _ = child.kill();
+        panic!("did not stop within 10 s of SIGTERM");
     };
     assert_eq!(status.code(), Some(0));
     let mut out = String::new();
@@ -404,8 +386,8 @@ fn history_charts_not_found_apart_from_errors_by_response_code() {
         let points = h["series"][key].as_array().unwrap_or_else(|| panic!("no series {key}: {h}"));
         points.iter().map(|p| (p[0].as_i64().expect("t"), p[1].as_f64().expect("v"))).collect()
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let history = loop {
+    let mut last = serde_json::Value::Null;
+    let history = support::eventually_some(Duration::from_secs(20), || {
         // Traffic in every step, so that the step being sampled has some whatever the timing.
         for _ in 0..4 {
             let r = c.request(new_cmd(RequestCode::GET_ROUTEINFO_BY_TOPIC).with_ext("topic", "TopicA"));
@@ -422,12 +404,12 @@ fn history_charts_not_found_apart_from_errors_by_response_code() {
             .as_array()
             .is_some_and(|a| a.iter().any(|p| p[1].as_f64().unwrap_or(0.0) > 0.0));
         if both && unsupported {
-            break h;
+            return Some(h);
         }
-        assert!(std::time::Instant::now() < deadline, "no step with both rates in 20 s: {h}\n{}", srv.log());
-        // Paces the loop; the condition above, not this wait, decides when the test goes on.
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        last = h;
+        None
+    });
+    let history = history.unwrap_or_else(|| panic!("no step with both rates in 20 s: {last}\n{}", srv.log()));
     assert_eq!(history["stepMs"], 1000);
     let requests = series(&history, "requests");
     assert!(requests.windows(2).all(|w| w[0].0 <= w[1].0), "oldest first: {requests:?}");

@@ -256,11 +256,10 @@ fn acl_trusts_the_global_white_list_without_signatures() {
 
 /// Waits for a counter to move: the reload thread looks at the file every half second.
 fn wait_for_counter(what: &str, counter: impl Fn() -> u64, past: u64) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while counter() <= past {
-        assert!(std::time::Instant::now() < deadline, "{what} did not happen within 10 s");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    assert!(
+        support::eventually(std::time::Duration::from_secs(10), || counter() > past),
+        "{what} did not happen within 10 s"
+    );
 }
 
 #[test]
@@ -430,11 +429,12 @@ fn remark(r: &RemotingCommand) -> &str {
 /// change on a timer of the server's); the last answer either way, for the caller to assert on.
 fn until_answered(c: &mut Client, code: i32, mut req: impl FnMut() -> RemotingCommand) -> RemotingCommand {
     let mut last = c.request(req());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while last.code != code && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        last = c.request(req());
-    }
+    support::eventually(std::time::Duration::from_secs(10), || {
+        last.code == code || {
+            last = c.request(req());
+            last.code == code
+        }
+    });
     last
 }
 
@@ -492,11 +492,12 @@ fn acl2_users_learned_from_the_brokers_sign_reads_and_only_super_users_write() {
 /// Like `until_answered`, for a remark.
 fn until_remark(c: &mut Client, want: &str, mut req: impl FnMut() -> RemotingCommand) -> RemotingCommand {
     let mut last = c.request(req());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while remark(&last) != want && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        last = c.request(req());
-    }
+    support::eventually(std::time::Duration::from_secs(10), || {
+        remark(&last) == want || {
+            last = c.request(req());
+            remark(&last) == want
+        }
+    });
     last
 }
 

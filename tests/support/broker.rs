@@ -169,12 +169,11 @@ impl Broker {
         let mut p = Managed::spawn(&what, cmd, &log);
         p.wait_accepting(SocketAddr::from(([127, 0, 0, 1], self.port)), BOOT_TIMEOUT);
         // "The broker[broker-a, 127.0.0.1:10911] boot success. serializeType=JSON and name server is ..."
-        let deadline = Instant::now() + BOOT_TIMEOUT;
-        while super::tail(&log, 100_000).matches("boot success").count() <= marker {
+        let booted = super::eventually(BOOT_TIMEOUT, || {
             p.assert_running();
-            assert!(Instant::now() < deadline, "{what} did not boot within {BOOT_TIMEOUT:?}\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            super::tail(&log, 100_000).matches("boot success").count() > marker
+        });
+        assert!(booted, "{what} did not boot within {BOOT_TIMEOUT:?}\n{}", self.log());
         self.proc = Some(p);
     }
 }
@@ -205,23 +204,18 @@ pub fn route(ns: SocketAddr, topic: &str) -> Option<String> {
     (r.code == 0).then(|| String::from_utf8_lossy(&r.body).into_owned())
 }
 
-/// Polls `probe` every 200 ms until it returns `Some`, or panics after `timeout` with `what` and `context()`.
+/// Polls `probe` (`super::eventually_some`) until it returns `Some`, with how long that took; panics after
+/// `timeout` with `what` and `context()`.
 pub fn wait_for<T>(
     what: &str,
     timeout: Duration,
-    mut probe: impl FnMut() -> Option<T>,
+    probe: impl FnMut() -> Option<T>,
     context: impl Fn() -> String,
 ) -> (T, Duration) {
     let started = Instant::now();
-    loop {
-        if let Some(v) = probe() {
-            return (v, started.elapsed());
-        }
-        if started.elapsed() > timeout {
-            panic!("timed out after {timeout:?} waiting for {what}\n{}", context());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let found = super::eventually_some(timeout, probe);
+    let found = found.unwrap_or_else(|| panic!("timed out after {timeout:?} waiting for {what}\n{}", context()));
+    (found, started.elapsed())
 }
 
 /// Waits until `ns` lists `broker` (by address) in its cluster info.

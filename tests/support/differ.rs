@@ -222,30 +222,22 @@ impl Run {
     /// close) before the next compared request.
     pub fn settle(&mut self, conn: &str, cmd: &RemotingCommand, done: impl Fn(&Normalized) -> bool) {
         for side in [&mut self.java, &mut self.ours] {
-            let deadline = Instant::now() + POLL_FOR;
-            loop {
+            super::eventually(POLL_FOR, || {
                 let mut c = cmd.clone();
                 c.opaque = side.conn(conn).opaque();
-                if done(&normalize(&side.conn(conn).request(c))) || Instant::now() > deadline {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                done(&normalize(&side.conn(conn).request(c)))
+            });
         }
     }
 
     /// `settle` on our server only: for a change Java does not make (a deliberate difference), so waiting on Java
     /// would only wait out `POLL_FOR`.
     pub fn settle_ours(&mut self, conn: &str, cmd: &RemotingCommand, done: impl Fn(&Normalized) -> bool) {
-        let deadline = Instant::now() + POLL_FOR;
-        loop {
+        super::eventually(POLL_FOR, || {
             let mut c = cmd.clone();
             c.opaque = self.ours.conn(conn).opaque();
-            if done(&normalize(&self.ours.conn(conn).request(c))) || Instant::now() > deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            done(&normalize(&self.ours.conn(conn).request(c)))
+        });
     }
 
     /// Normalises two properties-text replies (see `exchange_props`) and compares them.
@@ -301,28 +293,24 @@ impl Run {
     ) {
         let mut last = Vec::new();
         for side in [&mut self.java, &mut self.ours] {
-            let deadline = Instant::now() + POLL_FOR;
             let mut opaque = 1_000_000;
-            loop {
+            let mut reply = None;
+            let reached = super::eventually(POLL_FOR, || {
                 let mut c = cmd.clone();
                 opaque += 1;
                 c.opaque = opaque;
-                let reply = normalize(&side.conn(conn).request(c));
-                if done(&reply) {
-                    last.push(reply);
-                    break;
-                }
-                if Instant::now() > deadline {
-                    self.failures.push(format!(
-                        "[{name}] {}: condition not reached within {POLL_FOR:?}; last reply:\n{}",
-                        side.name,
-                        reply.render()
-                    ));
-                    last.push(reply);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                let got = reply.insert(normalize(&side.conn(conn).request(c)));
+                done(got)
+            });
+            let reply = reply.expect("asked at least once");
+            if !reached {
+                self.failures.push(format!(
+                    "[{name}] {}: condition not reached within {POLL_FOR:?}; last reply:\n{}",
+                    side.name,
+                    reply.render()
+                ));
             }
+            last.push(reply);
         }
         let o = last.pop().expect("ours");
         let j = last.pop().expect("java");

@@ -79,10 +79,9 @@ pub fn free_port_block(n: u16) -> u16 {
 /// Waits until `addr` accepts a TCP connection. Fails early when `child` exits, or after `timeout`; on failure the
 /// panic message carries `what`, the reason and the tail of `log`.
 pub(crate) fn wait_until_accepting(what: &str, child: &mut Child, addr: SocketAddr, timeout: Duration, log: &Path) {
-    let deadline = Instant::now() + timeout;
-    loop {
+    let accepting = eventually(timeout, || {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return;
+            return true;
         }
         if let Ok(Some(status)) = child.try_wait() {
             panic!(
@@ -91,16 +90,16 @@ pub(crate) fn wait_until_accepting(what: &str, child: &mut Child, addr: SocketAd
                 tail(log, 100)
             );
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{what} did not accept connections on {addr} within {timeout:?}\n--- log {} ---\n{}",
-                log.display(),
-                tail(log, 100)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        false
+    });
+    if !accepting {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "{what} did not accept connections on {addr} within {timeout:?}\n--- log {} ---\n{}",
+            log.display(),
+            tail(log, 100)
+        );
     }
 }
 
@@ -149,10 +148,16 @@ pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
 
 /// Polls `f` every 2 ms until it holds or `limit` passes.
 pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    eventually_some(limit, || f().then_some(())).is_some()
+}
+
+/// `eventually` for a wait that needs what it found: polls `f` every 2 ms until it gives `Some`, or `limit` passes
+/// (`None`). `f` is asked once more at the end, so a limit of zero still asks once.
+pub fn eventually_some<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
-        if f() {
-            return true;
+        if let Some(found) = f() {
+            return Some(found);
         }
         std::thread::sleep(Duration::from_millis(2));
     }

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// GET `path` over HTTP/1.0: status, head and body.
 pub fn http_response(addr: SocketAddr, path: &str) -> Result<(u16, String, String), String> {
@@ -56,14 +56,12 @@ pub fn metric(http: SocketAddr, name: &str) -> f64 {
 /// Polls `name` until it equals `want` (the server applies closes asynchronously); returns the last value seen,
 /// which the caller asserts on. `limit` only bounds the test's runtime — nothing here judges speed.
 pub fn wait_for_metric(http: SocketAddr, name: &str, want: f64, limit: Duration) -> f64 {
-    let deadline = Instant::now() + limit;
-    loop {
-        let v = metric(http, name);
-        if v == want || Instant::now() > deadline {
-            return v;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut v = metric(http, name);
+    super::eventually(limit, || {
+        v = metric(http, name);
+        v == want
+    });
+    v
 }
 
 /// VmRSS of `pid` in bytes, from /proc/PID/status.

@@ -99,16 +99,7 @@ impl Managed {
     /// Waits up to `limit` for the process to exit by itself: its exit status, or `None` if it is still running.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
         let c = self.child.as_mut()?;
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = c.try_wait() {
-                return Some(status);
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        super::eventually_some(limit, || c.try_wait().ok().flatten())
     }
 
     /// SIGKILL, then reap.
@@ -127,14 +118,7 @@ impl Managed {
         let c = self.child.as_mut()?;
         let started = Instant::now();
         let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
-        let mut took = None;
-        while started.elapsed() < limit {
-            if let Ok(Some(_)) = c.try_wait() {
-                took = Some(started.elapsed());
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let took = super::eventually_some(limit, || matches!(c.try_wait(), Ok(Some(_))).then(|| started.elapsed()));
         self.kill();
         took
     }
@@ -143,13 +127,7 @@ impl Managed {
     pub fn terminate(&mut self, grace: Duration) {
         if let Some(c) = self.child.as_mut() {
             let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            super::eventually(grace, || matches!(c.try_wait(), Ok(Some(_))));
         }
         self.kill();
     }
@@ -298,17 +276,11 @@ pub fn run(what: &str, mut cmd: Command, dir: &Path, timeout: Duration) -> Outpu
     cmd.stdin(Stdio::null()).stdout(out_tmp.reopen().expect("reopen")).stderr(err_tmp.reopen().expect("reopen"));
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
     let mut watchdog = super::spawn_watchdog(child.id());
-    let deadline = started + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            super::kill_and_reap(&mut child);
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status =
+        super::eventually_some(timeout.saturating_sub(started.elapsed()), || child.try_wait().expect("try_wait"));
+    if status.is_none() {
+        super::kill_and_reap(&mut child);
+    }
     if let Some(w) = watchdog.as_mut() {
         super::kill_and_reap(w);
     }

@@ -6,7 +6,7 @@ use super::super::liveness::{LiveFacts, Liveness};
 use super::super::replicas::ReplicasInfo;
 use super::super::request::*;
 use super::apply;
-use crate::state::ConnId;
+use crate::conn_id::ConnId;
 
 fn hb(id: i64, timeout: Option<i64>, epoch: i32, max_offset: i64) -> BrokerHeartbeat {
     BrokerHeartbeat {

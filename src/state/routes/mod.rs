@@ -68,7 +68,7 @@ impl RegisterBroker {
     /// A 5.x broker's registration (`enableActingMaster=false`, default heartbeat timeout, no zone, no filter
     /// servers, no static-topic mappings, `haServerAddr` = the address) of `topic_configs` at `data_version`: the
     /// one builder unit tests, benches, the perf harness and the integration tests start from; change fields after.
-    /// [`crate::handlers::broker::encode_register_as`] turns it into the request a broker sends.
+    /// [`crate::registration::encode_register_as`] turns it into the request a broker sends.
     pub fn new(
         cluster: &str,
         name: &str,

@@ -383,15 +383,10 @@ impl World {
         self.note(what);
         let (group, addr) = (self.members[m].group.clone(), self.members[m].addr.clone());
         for side in [&mut run.java, &mut run.ours] {
-            let deadline = Instant::now() + EXPIRY_WAIT;
-            while Instant::now() < deadline {
+            super::support::eventually(EXPIRY_WAIT, || {
                 let c = RemotingCommand::request(106, side.conn("ctl").opaque());
-                let n = normalize(&side.conn("ctl").request(c));
-                if !group_holds(&n, &group, &addr) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+                !group_holds(&normalize(&side.conn("ctl").request(c)), &group, &addr)
+            });
         }
         self.serialize(run);
         // The servers closed its connection.

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::facts::{Aspect, BodyError, Items};
+use super::{Aspect, BodyError, Items};
 use crate::state::PreparedFacts;
 
 /// A request code of our own, far from RocketMQ's (its RequestCode tops out at 3543, BATCH_ACK_MESSAGE) and within
@@ -85,7 +85,7 @@ pub(crate) fn read_answer(body: &[u8], ours: &[Option<u64>; 4]) -> Result<[Told;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::facts::{digest, Facts};
+    use crate::fleet_facts::{digest, Facts};
 
     fn facts(kv: &[(&str, &str)]) -> Facts {
         let items: Items = kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

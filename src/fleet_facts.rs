@@ -7,6 +7,8 @@
 //! - kv: `namespace/key` → value;
 //! - config: the keys of `AGREEING_KEYS` → value.
 
+pub(crate) mod wire;
+
 use std::collections::BTreeMap;
 
 use crate::protocol::json;
@@ -338,7 +340,7 @@ mod tests {
     }
 
     /// What FLEET_FACTS costs at 100k topics, walked per request (as before it was prepared per snapshot) and
-    /// prepared: printed for docs/security.md (`cargo test --release --lib fleet::facts -- --nocapture`), and the
+    /// prepared: printed for docs/security.md (`cargo test --release --lib fleet_facts -- --nocapture`), and the
     /// preparation checked to happen once per snapshot.
     #[test]
     fn facts_are_prepared_once_per_snapshot() {
@@ -358,7 +360,7 @@ mod tests {
         for _ in 0..runs {
             let p = Facts::from_snapshot(&snap).prepare();
             let digests = agreeing(&p);
-            walked = super::super::wire::answer(&p, |a| digests[a.index()]);
+            walked = super::wire::answer(&p, |a| digests[a.index()]);
         }
         let per_walk = started.elapsed() / runs;
         let first = Instant::now();
@@ -368,7 +370,7 @@ mod tests {
         let started = Instant::now();
         let mut answer = Vec::new();
         for _ in 0..runs * 100 {
-            answer = super::super::wire::answer(prepared(&snap), |a| digests[a.index()]);
+            answer = super::wire::answer(prepared(&snap), |a| digests[a.index()]);
         }
         let per_prepared = started.elapsed() / (runs * 100);
         eprintln!(
