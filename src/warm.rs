@@ -5,78 +5,11 @@
 //! restart, apache/rocketmq #5322) until each broker re-registers or its timeout — counted from when it was last
 //! heard from, not from the restart — passes, and `/ready` says so meanwhile.
 
+pub(crate) mod peer;
+
 use std::path::Path;
 
-use bytes::BytesMut;
-
-use crate::handlers::broker;
-use crate::protocol::frame;
-use crate::state::routes::RegisterBroker;
-
-/// The ext field of a saved frame holding its broker's last-update time (wall-clock ms of the writer's clock). Ours
-/// only: no broker sends it, and the register decoder ignores ext fields it does not know.
-const LAST_UPDATE_KEY: &str = "namesrvLastUpdateMs";
-
-/// One registration read back, and when its broker was last heard from before the save.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Saved {
-    pub reg: RegisterBroker,
-    /// `None` in a file written before the time was kept.
-    pub last_update_ms: Option<i64>,
-}
-
-impl Saved {
-    /// The last-update time to replay this broker with at `now_ms`, so the expiry scan takes it when it would have
-    /// without the restart; `None` when its timeout has passed already (it is not replayed at all). Never later
-    /// than `now_ms` (a clock set back). A frame without the time (an older file) replays as of the restart.
-    pub(crate) fn replay_at(&self, now_ms: i64) -> Option<i64> {
-        let Some(last) = self.last_update_ms else { return Some(now_ms) };
-        (last.saturating_add(self.reg.timeout_ms()) > now_ms).then_some(last.min(now_ms))
-    }
-}
-
-/// The file's bytes: concatenated frames, each registration with its broker's last-update time.
-pub(crate) fn encode(regs: &[(RegisterBroker, i64)]) -> Vec<u8> {
-    let mut out = BytesMut::new();
-    for (i, (r, last_update_ms)) in regs.iter().enumerate() {
-        let cmd = broker::encode_register(r, i as i32).with_ext(LAST_UPDATE_KEY, last_update_ms.to_string());
-        frame::encode(&cmd, &mut out);
-    }
-    out.to_vec()
-}
-
-/// Why the warm-restart file could not be replayed; the writer then starts empty.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum WarmError {
-    #[error("cannot read it: {0}")]
-    Read(#[source] std::io::Error),
-    #[error("registration {at} cannot be applied: {source}")]
-    Registration { at: usize, source: broker::RegisterError },
-    #[error("truncated after {0} registrations")]
-    Truncated(usize),
-    #[error("{source} after {at} registrations")]
-    Frame { at: usize, source: frame::FrameError },
-}
-
-/// Reads the registrations back; the first broken frame ends the file (a torn write loses only its tail).
-pub(crate) fn decode(bytes: &[u8], max_frame: usize, max_inflated: usize) -> Result<Vec<Saved>, WarmError> {
-    let mut buf = BytesMut::from(bytes);
-    let mut out = Vec::new();
-    loop {
-        match frame::decode(&mut buf, max_frame) {
-            Ok(Some(cmd)) => {
-                let decoded = broker::decode_register(&cmd, max_inflated)
-                    .map_err(|source| WarmError::Registration { at: out.len(), source })?;
-                if let Some(reg) = decoded {
-                    out.push(Saved { reg, last_update_ms: cmd.ext_i64(LAST_UPDATE_KEY) });
-                }
-            }
-            Ok(None) if buf.is_empty() => return Ok(out),
-            Ok(None) => return Err(WarmError::Truncated(out.len())),
-            Err(source) => return Err(WarmError::Frame { at: out.len(), source }),
-        }
-    }
-}
+pub(crate) use crate::handlers::saved::{decode, encode, Saved, WarmError};
 
 /// Loads the file if there is one; `Ok(empty)` when missing.
 pub(crate) fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result<Vec<Saved>, WarmError> {
@@ -84,75 +17,5 @@ pub(crate) fn load(path: &Path, max_frame: usize, max_inflated: usize) -> Result
         Ok(bytes) => decode(&bytes, max_frame, max_inflated),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(WarmError::Read(e)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{DataVersion, RegisterBrokerBody, TopicConfig};
-
-    fn reg() -> RegisterBroker {
-        RegisterBroker {
-            cluster_name: "C".into(),
-            broker_addr: "10.0.0.1:10911".into(),
-            broker_name: "b".into(),
-            broker_id: 0,
-            ha_server_addr: "10.0.0.1:10912".into(),
-            zone_name: Some("z".into()),
-            heartbeat_timeout_ms: Some(30_000),
-            enable_acting_master: Some(true),
-            body: RegisterBrokerBody {
-                data_version: DataVersion { counter: 9, state_version: 2, timestamp: 7 },
-                topic_configs: vec![TopicConfig::with_defaults("T"), TopicConfig::with_defaults("U")],
-                mapping_infos: vec![],
-                filter_server_list: Some(vec![]),
-            },
-            conn: None,
-        }
-    }
-
-    #[test]
-    fn round_trip_through_frames() {
-        let (reg, mut other) = (reg(), reg());
-        other.broker_addr = "10.0.0.2:10911".into();
-        let bytes = encode(&[(reg.clone(), 1_700_000_000_123), (other.clone(), -5)]);
-        let saved = decode(&bytes, 1 << 24, 1 << 24).unwrap();
-        assert_eq!(
-            saved,
-            vec![
-                Saved { reg: reg.clone(), last_update_ms: Some(1_700_000_000_123) },
-                Saved { reg: other, last_update_ms: Some(-5) },
-            ]
-        );
-        assert!(decode(&bytes[..bytes.len() - 3], 1 << 24, 1 << 24).is_err());
-        assert_eq!(decode(&[], 1 << 24, 1 << 24).unwrap(), vec![]);
-    }
-
-    /// A file written before the last-update time was kept: its frames are plain registrations, read as before.
-    #[test]
-    fn a_frame_without_the_last_update_time_still_loads() {
-        let mut bytes = BytesMut::new();
-        frame::encode(&broker::encode_register(&reg(), 0), &mut bytes);
-        assert_eq!(decode(&bytes, 1 << 24, 1 << 24).unwrap(), vec![Saved { reg: reg(), last_update_ms: None }]);
-    }
-
-    /// Replayed with its saved time while within its timeout (30 s here; 120 s without one), not at all after.
-    #[test]
-    fn a_saved_broker_replays_with_its_own_last_update_time() {
-        let at = |last, timeout| {
-            let mut reg = reg();
-            reg.heartbeat_timeout_ms = timeout;
-            Saved { reg, last_update_ms: last }
-        };
-        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(16_000), Some(1_000));
-        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(30_999), Some(1_000));
-        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(31_000), None, "at its deadline: gone");
-        assert_eq!(at(Some(1_000), Some(30_000)).replay_at(31_001), None);
-        assert_eq!(at(Some(1_000), None).replay_at(120_999), Some(1_000));
-        assert_eq!(at(Some(1_000), None).replay_at(121_000), None);
-        assert_eq!(at(Some(50_000), Some(30_000)).replay_at(40_000), Some(40_000), "a clock set back: now");
-        assert_eq!(at(None, Some(30_000)).replay_at(99_000), Some(99_000), "an older file: as of the restart");
-        assert_eq!(at(Some(i64::MAX - 1), Some(i64::MAX)).replay_at(5), Some(5));
     }
 }
