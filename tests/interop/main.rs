@@ -10,6 +10,7 @@ mod support;
 
 mod acl;
 mod acl2;
+mod bootstrap;
 mod clients;
 mod console;
 mod controller;
