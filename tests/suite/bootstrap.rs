@@ -40,11 +40,9 @@ fn provisional(srv: &InProc) -> u64 {
     srv.metrics().writer.provisional_brokers.load(Relaxed)
 }
 
-/// A broker's registrations travel on one connection, kept open by the tests: closing it removes the broker (as
-/// Java does when a broker's channel closes).
-///
 /// The first server: a peer list naming 127.0.0.1 (port 1: nobody), so that it answers the second's FLEET_ROUTES
-/// (peers are matched by address), and no bootstrap of its own.
+/// (peers are matched by address), and no bootstrap of its own. The tests keep each broker's connection to it open:
+/// closing it removes the broker, as Java does when a broker's channel closes.
 fn peer_a() -> InProc {
     InProc::start(|c| {
         c.namesrv_peers = "127.0.0.1:1".into();
