@@ -318,6 +318,11 @@ config_table! {
     // from (NAT, a proxy in between): CIDRs or addresses, comma-separated; empty = only addresses that match.
     // Host names are never asked, listed or not.
     Ours Start Public auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
+    // Bootstrap from peers (crate::fleet::bootstrap, decision 0034): a server that starts with no routes and has
+    // namesrvPeers serves a peer's table provisionally (false = wait for the brokers). Host names among
+    // namesrvPeers are resolved again every fleetResolveSeconds (at least 1), each address a peer of its own.
+    Ours Start Public bootstrap_from_peers: bool = true, "bootstrapFromPeers";
+    Ours Start Public fleet_resolve_seconds: u64 = 30, "fleetResolveSeconds";
 }
 
 /// Why a configuration could not be loaded.

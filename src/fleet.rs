@@ -10,13 +10,14 @@
 //! know). It never blocks the writer or a reactor: it reads our snapshot like any reader, and every wait on a peer
 //! is bounded (`peer`). Not a critical thread: a fleet view that stopped leaves the name server serving.
 
+pub(crate) mod bootstrap;
+pub(crate) mod members;
 pub(crate) mod peer;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
@@ -38,24 +39,23 @@ const MAX_REMEMBERED: usize = 100_000;
 /// was upgraded to ours.
 const REPROBE_EVERY: u32 = 20;
 
-/// `namesrvPeers`: `;`- or `,`-separated `host:port`, blanks and duplicates dropped, our own address left out.
+/// `namesrvPeers` as addresses to ask now (`members::resolve` with the system's resolver): `;`- or `,`-separated
+/// `host:port`, a host name standing for every address it resolves to, blanks and duplicates dropped, our own
+/// address left out.
 pub(crate) fn peers(config: &Config) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for a in config.namesrv_peers.split([';', ',']).map(str::trim).filter(|a| !a.is_empty()) {
-        if !out.iter().any(|o| o == a) && !is_self(a, config.listen_port) {
-            out.push(a.to_string());
-        }
-    }
-    out
+    members::resolve(&config.namesrv_peers, config.listen_port, &members::system())
 }
 
-/// Whether `addr` is this server: our listening port on an address of this host. An address is ours if a socket
-/// can be bound to it (no interface list needs reading).
-fn is_self(addr: &str, port: u16) -> bool {
-    let Ok(addrs) = addr.to_socket_addrs() else { return false };
-    addrs.into_iter().any(|sa: SocketAddr| {
-        sa.port() == port && (sa.ip().is_unspecified() || UdpSocket::bind(SocketAddr::new(sa.ip(), 0)).is_ok())
-    })
+/// `innerClientAuthenticationCredentials`, what requests to peers are signed with (`None`: unsigned).
+pub(crate) fn signing(config: &Config) -> Option<(String, signature::Key)> {
+    match crate::acl::users::inner_credentials(&config.inner_client_authentication_credentials) {
+        Ok(Some((ak, sk))) => Some((ak, signature::Key::new(sk.as_bytes()))),
+        Ok(None) => None,
+        Err(e) => {
+            warn!(error = %e, "innerClientAuthenticationCredentials unreadable; peers are asked unsigned");
+            None
+        }
+    }
 }
 
 /// What each peer's differences looked like at the last check, to confirm them (hashes of aspect, kind, name).
@@ -71,34 +71,15 @@ struct Seen {
 
 /// The fleet thread.
 pub(crate) struct Fleet {
-    pub peers: Vec<String>,
+    /// The peers, resolved again every `resolve_every` (`fleetResolveSeconds`).
+    pub members: members::Members,
+    pub resolve_every: Duration,
     pub interval: Duration,
     pub cell: Arc<ArcSwap<Snapshot>>,
     pub view: Arc<FleetView>,
     pub clock: Arc<dyn Clock>,
     /// `innerClientAuthenticationCredentials`: what requests are signed with when peers need accounts.
     pub sign: Option<(String, signature::Key)>,
-    /// The host names among `namesrvPeers`, and where their addresses go for FLEET_FACTS's check of who asks
-    /// ([`crate::config::PeerIps`]): resolved here, at start and every check, never on a reactor.
-    pub peer_names: Vec<String>,
-    pub peer_ips: crate::config::PeerIps,
-}
-
-/// The `namesrvPeers` entries that are host names (not IP literals), with their ports.
-fn host_names(config: &Config) -> Vec<String> {
-    crate::config::fleet_peer_entries(&config.namesrv_peers)
-        .filter(|a| a.parse::<SocketAddr>().is_err())
-        .map(String::from)
-        .collect()
-}
-
-/// The addresses `names` resolve to now; a name that does not resolve adds none (it is tried again next check).
-fn resolve(names: &[String]) -> Vec<std::net::IpAddr> {
-    let mut ips: Vec<std::net::IpAddr> =
-        names.iter().filter_map(|n| n.to_socket_addrs().ok()).flatten().map(|sa| sa.ip()).collect();
-    ips.sort();
-    ips.dedup();
-    ips
 }
 
 impl Fleet {
@@ -107,8 +88,10 @@ impl Fleet {
         config: &Config,
         cell: Arc<ArcSwap<Snapshot>>,
         clock: Arc<dyn Clock>,
+        resolver: members::Resolver,
     ) -> Option<(Fleet, Arc<FleetView>)> {
-        let peers = peers(config);
+        let members = members::Members::new(config, resolver).publishing_to(config.fleet_peer_ips.clone());
+        let peers = &members.peers;
         if peers.is_empty() {
             if !config.namesrv_peers.trim().is_empty() {
                 info!("namesrvPeers names only this server: the fleet view is off");
@@ -116,37 +99,39 @@ impl Fleet {
             return None;
         }
         let interval = Duration::from_secs(config.fleet_check_seconds.max(1));
-        let view = Arc::new(FleetView::new(interval.as_millis() as u64, &peers));
-        let sign = match crate::acl::users::inner_credentials(&config.inner_client_authentication_credentials) {
-            Ok(Some((ak, sk))) => Some((ak, signature::Key::new(sk.as_bytes()))),
-            Ok(None) => None,
-            Err(e) => {
-                warn!(error = %e, "fleet view: innerClientAuthenticationCredentials unreadable; peers are asked unsigned");
-                None
-            }
-        };
+        let view = Arc::new(FleetView::new(interval.as_millis() as u64, peers));
+        let sign = signing(config);
         info!(peers = ?peers, interval_s = interval.as_secs(), signed = sign.is_some(), "fleet view on");
-        let (peer_names, peer_ips) = (host_names(config), config.fleet_peer_ips.clone());
-        peer_ips.store(resolve(&peer_names));
-        Some((Fleet { peers, interval, cell, view: view.clone(), clock, sign, peer_names, peer_ips }, view))
+        let resolve_every = Duration::from_secs(config.fleet_resolve_seconds.max(1));
+        Some((Fleet { members, resolve_every, interval, cell, view: view.clone(), clock, sign }, view))
     }
 
-    /// Checks at once, then every `interval` until `stop` is signalled or dropped.
-    pub(crate) fn run(self, stop: Receiver<()>) {
-        let mut seen: Vec<Seen> = self.peers.iter().map(|_| Seen::default()).collect();
+    /// Checks at once, then every `interval`, and resolves the peers' names every `resolve_every`, until `stop`
+    /// is signalled or dropped.
+    pub(crate) fn run(mut self, stop: Receiver<()>) {
+        let mut seen: HashMap<String, Seen> = HashMap::new();
+        let (mut next_check, mut next_resolve) = (Instant::now(), Instant::now() + self.resolve_every);
         loop {
-            if !self.peer_names.is_empty() {
-                self.peer_ips.store(resolve(&self.peer_names));
-            }
-            for (addr, seen) in self.peers.iter().zip(seen.iter_mut()) {
-                // Looked for between peers, so a stop waits for one peer's timeouts at most.
-                if !matches!(stop.try_recv(), Err(TryRecvError::Empty)) {
-                    return;
+            if Instant::now() >= next_resolve {
+                next_resolve = Instant::now() + self.resolve_every;
+                if let Some(peers) = self.members.refresh() {
+                    info!(peers = ?peers, "fleet: the peers' names resolve to other addresses now");
+                    seen.retain(|addr, _| peers.contains(addr));
+                    self.view.set_peers(&peers);
                 }
-                let report = self.check(addr, seen);
-                self.view.store(report);
             }
-            match stop.recv_timeout(self.interval) {
+            if Instant::now() >= next_check {
+                for addr in &self.members.peers {
+                    // Looked for between peers, so a stop waits for one peer's timeouts at most.
+                    if !matches!(stop.try_recv(), Err(TryRecvError::Empty)) {
+                        return;
+                    }
+                    let report = self.check(addr, seen.entry(addr.clone()).or_default());
+                    self.view.store(report);
+                }
+                next_check = Instant::now() + self.interval;
+            }
+            match stop.recv_timeout(next_check.min(next_resolve).saturating_duration_since(Instant::now())) {
                 Err(RecvTimeoutError::Timeout) => {}
                 _ => return,
             }

@@ -2,6 +2,8 @@
 //! I/O, no clock). The handlers decode with it on a reactor or the decoder thread; the warm-restart file is written
 //! and read back with it (`crate::warm`). Its own module, below both, so that neither imports the other.
 
+pub(crate) mod saved;
+
 use crate::model::{RegisterBrokerBody, SameBody};
 use crate::protocol::{body, RemotingCommand};
 use crate::state::routes::{RegisterBroker, RouteView};

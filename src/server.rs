@@ -216,7 +216,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     };
 
     let cell = Arc::new(ArcSwap::from_pointee(Writer::initial_snapshot(kv.clone(), config.clone())));
-    let fleet = crate::fleet::Fleet::from_config(&config, cell.clone(), clock.clone());
+    let fleet = crate::fleet::Fleet::from_config(&config, cell.clone(), clock.clone(), crate::fleet::members::system());
     metrics.fleet = fleet.as_ref().map(|(_, view)| view.clone());
     let (writer_tx, writer_rx) = bounded(config.writer_queue_capacity.max(1));
     let writer_queue =
@@ -292,8 +292,14 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let mut threads = Vec::with_capacity(reactors + 4);
     // Small: the console asks every few seconds; a full queue answers the HTTP request 503.
     let (live_tx, live_rx) = bounded(8);
-    let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx, live_queries: live_rx };
-    threads.push(start_writer(writer, &config, inputs)?);
+    let (imports_tx, imports) = bounded(1);
+    let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx, live_queries: live_rx, imports };
+    let kv_empty = kv_empty(&cell);
+    let (writer, warm) = warm_start(writer, &config);
+    threads.push(critical("namesrv-writer".into(), move || writer.run(inputs))?);
+    if !warm {
+        crate::fleet::bootstrap::start(&config, clock.clone(), kv_empty, imports_tx).map_err(StartError::Thread)?;
+    }
     threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
     let pinned = start_reactors(built, config.pin_threads, &mut threads)?;
     let http = match http_listener {
@@ -384,20 +390,28 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     Ok(handle)
 }
 
-/// The writer thread, after replaying the warm-restart file if there is one (`routeSnapshotPath`).
-fn start_writer(mut writer: Writer, config: &Config, inputs: WriterInputs) -> Result<JoinHandle<()>, StartError> {
-    if !config.route_snapshot_path.trim().is_empty() {
-        let path = Path::new(config.route_snapshot_path.trim());
-        match warm::load(path, config.max_frame_length, config.max_inflated_body) {
-            Ok(saved) => {
-                let (brokers, timed_out) = writer.warm_start(saved);
-                info!(path = %path.display(), brokers, timed_out, "warm restart: serving saved routes provisionally");
-            }
-            // Not fatal: the brokers re-register within their period anyway.
-            Err(e) => warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty"),
+/// The warm-restart file replayed if there is one (`routeSnapshotPath`); whether it gave any route to serve.
+fn warm_start(mut writer: Writer, config: &Config) -> (Writer, bool) {
+    let path = Path::new(config.route_snapshot_path.trim());
+    if path.as_os_str().is_empty() {
+        return (writer, false);
+    }
+    match warm::load(path, config.max_frame_length, config.max_inflated_body) {
+        Ok(saved) => {
+            let (brokers, timed_out) = writer.warm_start(saved);
+            info!(path = %path.display(), brokers, timed_out, "warm restart: serving saved routes provisionally");
+            (writer, brokers > 0)
+        }
+        // Not fatal: the brokers re-register within their period anyway.
+        Err(e) => {
+            warn!(path = %path.display(), error = %e, "warm restart file unreadable, starting empty");
+            (writer, false)
         }
     }
-    critical("namesrv-writer".into(), move || writer.run(inputs))
+}
+
+fn kv_empty(cell: &ArcSwap<Snapshot>) -> bool {
+    cell.load().kv.is_empty()
 }
 
 /// One thread per reactor, pinned to a core each (`pinThreads`) when the cores can be listed. Returns whether they

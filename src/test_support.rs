@@ -28,7 +28,7 @@ pub mod fleet {
         pub use crate::fleet::peer::check;
     }
     pub mod wire {
-        pub use crate::fleet_facts::wire::FLEET_FACTS;
+        pub use crate::fleet_facts::wire::{FLEET_FACTS, FLEET_ROUTES, PEER_NOW, WANT_KV};
     }
 }
 

@@ -93,6 +93,11 @@ pub(crate) enum WriteOp {
     UpdateConfig {
         pairs: Vec<(String, String)>,
     },
+    /// FLEET_ROUTES: a cut of the tables with the live table's last-update times, which only the writer holds.
+    /// Changes nothing; the reactor builds the answer from the cut (`Outcome::Exported`).
+    ExportRoutes {
+        kv: bool,
+    },
 }
 
 impl WriteOp {
@@ -136,6 +141,7 @@ impl WriteOp {
                 push(&mut out, "namespace", namespace);
                 push(&mut out, "key", key);
             }
+            WriteOp::ExportRoutes { kv } => push(&mut out, "kv", if *kv { "true" } else { "false" }),
             WriteOp::UpdateConfig { pairs } => {
                 let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
                 push(&mut out, "keys", &keys.join(","));
@@ -241,6 +247,9 @@ pub(crate) enum Outcome {
     DataVersion { changed: bool, stored: Option<DataVersion> },
     /// A KV or config change that could not be made durable; it was rolled back.
     NotDurable(String),
+    /// FLEET_ROUTES: the cut to encode (O(live brokers) taken by the writer, O(topic entries) encoded by the
+    /// reactor), the writer's clock when it was taken, and whether the KV entries go with it.
+    Exported { cut: Box<crate::state::routes::ExportCut>, now_ms: i64, kv: bool },
 }
 
 impl Outcome {

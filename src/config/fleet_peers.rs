@@ -1,7 +1,7 @@
 //! The addresses of `namesrvPeers`, as FLEET_FACTS (32047) checks them: with ACL off, only the fleet's other name
 //! servers are answered (the request builds a view of everything the server holds; docs/security.md). A peer
 //! written as an IP literal is matched as written; a host name is resolved off the reactors, by the fleet thread at
-//! start and at every check (`fleet`), into this cell, which every clone of the configuration shares (318 clones
+//! start and every `fleetResolveSeconds` (`fleet::members`), into this cell, which every clone of the configuration shares (318 clones
 //! it) so that a reactor matches an address with one load and no lookup.
 
 use std::net::{IpAddr, SocketAddr};

@@ -42,8 +42,8 @@ pub struct Answer {
     pub bytes: usize,
 }
 
-/// One connection to a peer.
-struct Conn<'a> {
+/// One connection to a peer (also the bootstrap's, `fleet::bootstrap`).
+pub(crate) struct Conn<'a> {
     addr: &'a str,
     conn: crate::remoting::Conn,
     /// Signing with the inner credential: every request then carries our mark ([`crate::acl::outbound`]), so that a
@@ -52,7 +52,7 @@ struct Conn<'a> {
 }
 
 impl<'a> Conn<'a> {
-    fn open(addr: &'a str, sign: Option<&'a (String, signature::Key)>) -> Result<Conn<'a>, PeerError> {
+    pub(crate) fn open(addr: &'a str, sign: Option<&'a (String, signature::Key)>) -> Result<Conn<'a>, PeerError> {
         let conn = crate::remoting::Conn::connect(addr, CONNECT_TIMEOUT, ANSWER_TIMEOUT)
             .map_err(|e| failed(addr, e))?
             .max_frame(MAX_ANSWER)
@@ -61,7 +61,12 @@ impl<'a> Conn<'a> {
     }
 
     /// Sends a request (signed when we have an account) and waits for its answer, whatever its code.
-    fn ask(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
+    /// Reads answers of up to `max` bytes instead of `MAX_ANSWER` (a whole route table: `maxFrameLength`).
+    pub(crate) fn max_frame(self, max: usize) -> Conn<'a> {
+        Conn { conn: self.conn.max_frame(max), ..self }
+    }
+
+    pub(crate) fn ask(&mut self, cmd: RemotingCommand) -> Result<RemotingCommand, PeerError> {
         let mut cmd = RemotingCommand { opaque: self.conn.request(cmd.code).opaque, ..cmd };
         if self.signed {
             let now_ms = std::time::SystemTime::now()
@@ -87,7 +92,7 @@ impl<'a> Conn<'a> {
         Ok(got.body)
     }
 
-    fn refused(&self, request: i32, got: &RemotingCommand) -> PeerError {
+    pub(crate) fn refused(&self, request: i32, got: &RemotingCommand) -> PeerError {
         let remark = crate::clip::clip(got.remark.as_deref().unwrap_or(""), 200).into_owned();
         PeerError::Refused { addr: self.addr.to_string(), request, code: got.code, remark }
     }

@@ -15,6 +15,15 @@ use crate::state::PreparedFacts;
 /// sends the asker to the standard codes.
 pub const FLEET_FACTS: i32 = 32_047;
 
+/// The next code of ours: a peer's route table for a name server that starts empty (decision 0034), answered with
+/// the frames that would rebuild it (`registration::saved`). Java answers REQUEST_CODE_NOT_SUPPORTED, as to FLEET_FACTS.
+pub const FLEET_ROUTES: i32 = 32_048;
+
+/// FLEET_ROUTES ext fields: the asker wants the KV entries too (`"true"`); the answer's wall clock, so the asker
+/// turns each broker's last-update time into an age on its own clock (two hosts' clocks need not agree).
+pub const WANT_KV: &str = "kv";
+pub const PEER_NOW: &str = "namesrvNowMs";
+
 pub(crate) fn hex(d: u64) -> String {
     format!("{d:016x}")
 }

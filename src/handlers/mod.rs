@@ -163,6 +163,7 @@ fn handle(ctx: &Ctx, req: &RemotingCommand) -> Action {
         C::UPDATE_NAMESRV_CONFIG => admin::update_config(ctx, req),
         C::GET_NAMESRV_CONFIG => admin::get_config(ctx, req),
         crate::fleet_facts::wire::FLEET_FACTS => fleet::facts(ctx, req),
+        crate::fleet_facts::wire::FLEET_ROUTES => fleet::routes(ctx, req),
         code => Action::Reply(reply(
             req,
             ResponseCode::REQUEST_CODE_NOT_SUPPORTED,
@@ -180,6 +181,7 @@ pub(crate) fn complete(req: &RemotingCommand, outcome: Outcome, snap: &Snapshot)
         Outcome::PermChanged(n) => topic::perm_reply(req, n),
         Outcome::DataVersion { changed, stored } => broker::query_data_version_reply(req, changed, stored),
         Outcome::NotDurable(e) => system_error(req, e),
+        Outcome::Exported { cut, now_ms, kv } => fleet::routes_reply(req, &cut, now_ms, kv, snap),
     }
 }
 

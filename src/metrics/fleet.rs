@@ -54,6 +54,17 @@ impl FleetView {
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The peers are now `addrs` (their names resolved again): reports of the others go, new ones start unchecked.
+    pub(crate) fn set_peers(&self, addrs: &[String]) {
+        let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|p| addrs.contains(&p.addr));
+        for a in addrs {
+            if !peers.iter().any(|p| &p.addr == a) {
+                peers.push(PeerReport { addr: a.clone(), ..PeerReport::default() });
+            }
+        }
+    }
+
     /// Replaces one peer's report (by address).
     pub(crate) fn store(&self, report: PeerReport) {
         let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());

@@ -59,7 +59,6 @@ impl KvTable {
         self.namespaces.values().map(|m| m.len()).sum()
     }
 
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }

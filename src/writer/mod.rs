@@ -7,6 +7,7 @@
 //!
 //! Must never: block on a reactor (inboxes are unbounded, wakes are coalesced), or read a socket.
 
+mod bootstrap;
 mod changes;
 mod publish;
 mod signers;
@@ -45,6 +46,8 @@ pub(crate) struct WriterInputs {
     pub stop: Receiver<()>,
     /// The HTTP endpoint's questions about the live table (never closed while the writer runs).
     pub live_queries: Receiver<LiveQuery>,
+    /// A peer's route table for an empty server (`fleet::bootstrap`); closed once the bootstrap is over.
+    pub imports: Receiver<crate::fleet::bootstrap::Import>,
 }
 
 /// The writer's state; `run` consumes it on its own thread.
@@ -167,6 +170,7 @@ impl Writer {
         let mut events: Vec<ConnEvent> = Vec::new();
         let mut events_waited = 0;
         let mut live_queries = inputs.live_queries.clone();
+        let mut imports = inputs.imports.clone();
         loop {
             self.maybe_save_routes(false);
             let timeout = next_scan.saturating_duration_since(Instant::now());
@@ -187,6 +191,13 @@ impl Writer {
                         Ok(q) => drop(q.reply.send(self.live_answer())),
                         // Nobody can ask any more (no HTTP endpoint): a closed channel would be ready forever.
                         Err(_) => live_queries = crossbeam_channel::never(),
+                    }
+                    continue;
+                },
+                recv(imports) -> m => {
+                    match m {
+                        Ok(import) => self.import(import),
+                        Err(_) => imports = crossbeam_channel::never(),
                     }
                     continue;
                 },
@@ -216,33 +227,6 @@ impl Writer {
             self.apply_batch(&mut batch, &mut ready, expire);
         }
         self.maybe_save_routes(true);
-    }
-
-    /// Warm restart: replays saved registrations as provisional brokers (no connection) and publishes. Each is
-    /// registered as last heard from when it was saved (`Saved::replay_at`; `now_ms` stamps only the live entry's
-    /// last-update time), so the expiry scan takes it when it would have without the restart; one whose timeout has
-    /// passed already is not replayed. Returns how many were replayed and how many were not.
-    pub(crate) fn warm_start(&mut self, saved: Vec<crate::warm::Saved>) -> (usize, usize) {
-        let now = self.clock.now_ms();
-        let (mut replayed, mut gone) = (0, 0);
-        for s in saved {
-            let Some(last) = s.replay_at(now) else {
-                gone += 1;
-                continue;
-            };
-            replayed += 1;
-            let reg = s.reg;
-            let key = (reg.cluster_name.clone(), reg.broker_addr.clone());
-            if self.tables.register_broker(reg, last, self.settings()).is_some() {
-                self.provisional.insert(key);
-            }
-        }
-        self.metrics.provisional_brokers.store(self.provisional.len() as u64, Relaxed);
-        self.metrics.live_brokers.store(self.tables.live_broker_count() as u64, Relaxed);
-        // Restored, not changed: the feed starts with what happens after the restart.
-        self.tables.take_changes();
-        self.publish(&Dirty::default());
-        (replayed, gone)
     }
 
     /// Saves the route tables for a warm restart every `routeSnapshotIntervalSeconds`, and at `last`. The writer
@@ -497,6 +481,9 @@ impl Writer {
                 }
                 dirty.kv = true;
                 Outcome::Done
+            }
+            WriteOp::ExportRoutes { kv } => {
+                Outcome::Exported { cut: Box::new(self.tables.export_cut()), now_ms: now, kv }
             }
             WriteOp::UpdateConfig { pairs } => {
                 let updated = self.config.with_update(pairs);

@@ -414,7 +414,13 @@ fn queued(commands: Vec<WriteCommand>, events: Vec<crate::write_command::ConnEve
     let (stop_tx, stop) = crossbeam_channel::bounded(1);
     let (ask, live_queries) = crossbeam_channel::bounded(1);
     Queued {
-        inputs: super::WriterInputs { commands: from_reactors, events: closes, stop, live_queries },
+        inputs: super::WriterInputs {
+            commands: from_reactors,
+            events: closes,
+            stop,
+            live_queries,
+            imports: crossbeam_channel::never(),
+        },
         _keep: (close, stop_tx),
         _ask: ask,
     }

@@ -11,6 +11,7 @@ mod support;
 
 mod acl;
 mod acl2;
+mod bootstrap;
 mod chart;
 mod clients;
 mod console;

@@ -230,8 +230,8 @@ fn without_peers_the_view_is_off() {
     assert!(!text.contains("namesrv_fleet_"), "{text}");
 }
 
-/// A stand-in for Java's name server in front of one of ours: FLEET_FACTS is answered REQUEST_CODE_NOT_SUPPORTED,
-/// as Java answers a code it does not know; every other request is passed to `upstream` and its answer back.
+/// A stand-in for Java's name server in front of one of ours: FLEET_FACTS and FLEET_ROUTES are answered
+/// REQUEST_CODE_NOT_SUPPORTED, as Java answers a code it does not know; every other request is passed to `upstream` and its answer back.
 fn java_like(upstream: SocketAddr, stop: Arc<AtomicBool>) -> SocketAddr {
     use bytes::BytesMut;
     use namesrv::protocol::{frame, RemotingCommand};
@@ -252,7 +252,8 @@ fn java_like(upstream: SocketAddr, stop: Arc<AtomicBool>) -> SocketAddr {
                 let mut chunk = [0u8; 16 * 1024];
                 loop {
                     while let Ok(Some(req)) = frame::decode(&mut buf, 16 << 20) {
-                        let answer = if req.code == namesrv::test_support::fleet::wire::FLEET_FACTS {
+                        use namesrv::test_support::fleet::wire::{FLEET_FACTS, FLEET_ROUTES};
+                        let answer = if req.code == FLEET_FACTS || req.code == FLEET_ROUTES {
                             let remark = format!(" request type {} not supported", req.code);
                             RemotingCommand::response_to(&req, ResponseCode::REQUEST_CODE_NOT_SUPPORTED, Some(remark))
                         } else {

@@ -9,6 +9,7 @@ mod acl2_trust;
 mod admin;
 mod admin_cli;
 mod admission;
+mod bootstrap;
 mod cli_habits;
 mod console_api;
 mod console_page;

@@ -87,13 +87,15 @@ impl JavaNamesrv {
             .expect("write logback config");
         }
 
-        let port = super::free_port();
+        // A `listenPort` among `extra` is kept (a name server replaced on the address its brokers know).
+        let port = extra.iter().find(|(k, _)| *k == "listenPort").and_then(|(_, v)| v.parse().ok());
+        let port = port.unwrap_or_else(super::free_port);
         let mut props = vec![
             ("listenPort".to_string(), port.to_string()),
             ("bindAddress".to_string(), "127.0.0.1".to_string()),
             ("kvConfigPath".to_string(), home.join("namesrv/kvConfig.json").display().to_string()),
         ];
-        props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        props.extend(extra.iter().filter(|(k, _)| *k != "listenPort").map(|(k, v)| (k.to_string(), v.to_string())));
         let props_file = conf.join("namesrv.properties");
         super::write_properties(&props_file, &props);
 

@@ -119,6 +119,12 @@ impl JavaClient {
         Self::program(version, "InteropClient", &["client"])
     }
 
+    /// `BootstrapProbe.java`: producers started one after another against one name server for a while, each
+    /// reporting whether it found a route (`run` it: `probe NS TOPIC SECONDS`).
+    pub fn bootstrap_probe(version: &str) -> JavaClient {
+        Self::program(version, "BootstrapProbe", &["client"])
+    }
+
     /// `AclInteropClient.java` (producer, push consumer and route lookup signed by `AclClientRPCHook`): run it with
     /// `run`. 4.x keeps `AclClientRPCHook` in `rocketmq-acl`, 5.x in `rocketmq-client`.
     pub fn acl(version: &str) -> JavaClient {

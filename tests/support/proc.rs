@@ -301,16 +301,34 @@ pub struct OurNode {
     dir: TempDir,
     proc: Option<Managed>,
     starts: u32,
+    /// More keys for its `-c` file, on every start.
+    extra: Vec<(String, String)>,
 }
 
 impl OurNode {
     pub fn start() -> OurNode {
+        Self::start_at(super::free_port(), &[])
+    }
+
+    /// Starts it on `port` with `extra` keys in its `-c` file (`namesrvPeers` naming a port chosen beforehand).
+    pub fn start_at(port: u16, extra: &[(&str, &str)]) -> OurNode {
         let dir = tempfile::Builder::new().prefix("interop-namesrv-").tempdir().expect("temp dir");
-        let port = super::free_port();
         let http_port = std::iter::repeat_with(super::free_port).find(|p| *p != port).expect("a second port");
-        let mut node = OurNode { port, http_port, dir, proc: None, starts: 0 };
+        let extra = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut node = OurNode { port, http_port, dir, proc: None, starts: 0, extra };
         node.restart();
         node
+    }
+
+    /// SIGKILL, then every file of its directory but its log removed (a replaced pod, a wiped disk).
+    pub fn kill_and_wipe(&mut self) {
+        self.kill();
+        let log = self.log_path();
+        for entry in std::fs::read_dir(self.dir.path()).expect("read dir").flatten() {
+            if entry.path() != log {
+                let _ = std::fs::remove_file(entry.path()).or_else(|_| std::fs::remove_dir_all(entry.path()));
+            }
+        }
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -354,7 +372,10 @@ impl OurNode {
             ("bindAddress".to_string(), "127.0.0.1".to_string()),
             ("kvConfigPath".to_string(), self.dir.path().join("kvConfig.json").display().to_string()),
             ("httpAddress".to_string(), self.http_addr().to_string()),
-        ];
+        ]
+        .into_iter()
+        .chain(self.extra.iter().cloned())
+        .collect::<Vec<_>>();
         let props_file = self.dir.path().join("namesrv.properties");
         super::write_properties(&props_file, &props);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mqnamesrv"));

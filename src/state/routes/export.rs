@@ -12,6 +12,7 @@ use super::{RegisterBroker, RouteTables, RouteView, TopicKey};
 
 /// What an export needs, cut from the tables in O(live brokers): the (persistent, O(1)) view and a copy of the
 /// live entries. The writer takes it; building the registrations, O(topic entries), happens elsewhere.
+#[derive(Debug)]
 pub(crate) struct ExportCut {
     view: RouteView,
     live: Vec<(Arc<str>, Arc<str>, BrokerLive)>,

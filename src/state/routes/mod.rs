@@ -32,6 +32,7 @@ pub(crate) mod test_util;
 mod tests;
 
 pub(crate) use census::WriteCensus;
+pub(crate) use export::ExportCut;
 pub(crate) use names::{NameId, Names};
 pub(crate) use query::filter_by_zone;
 pub use query::{RouteKin, RouteStamp};
