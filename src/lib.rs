@@ -34,6 +34,8 @@
 //! - `fleet`: the fleet view (`namesrvPeers`): a thread that compares us with the other name servers on an interval.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //!   `controller_node`: its thread, port and Raft transport.
+//! - `kv_raft`: replicated KV (`kvReplicationEnabled`): the name servers' own Raft group for the KV table, on its
+//!   own thread and port; committed changes reach the writer as ordinary KV writes.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait.
 //! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is
@@ -93,6 +95,7 @@ mod floors;
 pub mod handlers;
 pub mod health;
 pub(crate) mod http;
+pub(crate) mod kv_raft;
 pub(crate) mod limit;
 pub mod logging;
 pub(crate) mod metrics;
