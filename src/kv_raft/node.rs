@@ -165,13 +165,14 @@ impl KvNode {
     /// One client's KV write: proposed, then answered by the writer once applied here — or refused here.
     async fn on_client(self: Arc<Self>, command: Box<WriteCommand>) {
         let WriteCommand { origin, op, .. } = *command;
+        let facts = crate::audit::enabled().then(|| op.facts());
         let proposal = self.next.fetch_add(1, Relaxed);
         let kv = match op {
             WriteOp::PutKv { namespace, key, value } => KvCommand::Put { namespace, key, value },
             WriteOp::DeleteKv { namespace, key } => KvCommand::Delete { namespace, key },
             other => {
                 warn!(target: "kv_raft", op = ?other, "not a KV write: refused");
-                return self.refuse(origin, "KV replication carries only KV writes".into());
+                return self.refuse(origin, "KV replication carries only KV writes".into(), facts);
             }
         };
         self.waiting.lock().unwrap_or_else(|p| p.into_inner()).insert(proposal, origin);
@@ -192,13 +193,17 @@ impl KvNode {
         };
         if let (Err(refusal), Some(origin)) = (outcome, take_waiting(&self.waiting, proposal)) {
             self.metrics.refused.fetch_add(1, Relaxed);
-            self.refuse(origin, refusal.remark(timeout));
+            self.refuse(origin, refusal.remark(timeout), facts);
         }
     }
 
-    /// Answers `origin` SYSTEM_ERROR through its reactor's inbox.
-    fn refuse(&self, origin: Origin, remark: String) {
+    /// Answers `origin` SYSTEM_ERROR through its reactor's inbox, with its audit line (`facts`, when auditing).
+    fn refuse(&self, origin: Origin, remark: String, facts: Option<String>) {
         warn!(target: "kv_raft", remark, "KV write refused");
+        if let Some(facts) = facts {
+            let (code, account) = (origin.request.code, origin.account.as_deref());
+            crate::audit::applied(origin.peer, account, code, &facts, ResponseCode::SYSTEM_ERROR, &remark, false);
+        }
         if origin.request.is_oneway() {
             return;
         }

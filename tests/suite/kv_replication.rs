@@ -92,6 +92,45 @@ fn everywhere(trio: &Trio, ids: &[u64], ns: &str, key: &str, want: Option<&str>)
 }
 
 #[test]
+fn differing_files_at_the_start_the_first_leaders_file_seeds_and_the_others_report() {
+    let _turn = crate::heavy();
+    let ports = [free_port(), free_port(), free_port()];
+    let peers = (1..=3).map(|i| format!("{i}=127.0.0.1:{}", ports[i - 1])).collect::<Vec<_>>().join(";");
+    let files = [
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"t":"a:4"}}}"#,
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"t":"a:8"}}}"#,
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"t":"a:8","u":"b:2"}}}"#,
+    ];
+    let nodes = (1..=3u64)
+        .map(|id| {
+            Some(InProc::start(|c| {
+                std::fs::write(&c.kv_config_path, files[id as usize - 1]).unwrap();
+                replicated(c, id, &peers);
+            }))
+        })
+        .collect();
+    let trio = Trio { nodes, peers };
+    assert!(eventually(WAIT, || trio.leader().is_some()), "a leader was elected and seeded");
+    // The first leader's file won; which node led first is Raft's choice: read it off the agreed table.
+    let read = |id: u64| {
+        let addr = trio.node(id).addr();
+        (get(addr, "ORDER_TOPIC_CONFIG", "t"), get(addr, "ORDER_TOPIC_CONFIG", "u"))
+    };
+    assert!(eventually(WAIT, || (2..=3).all(|id| read(id) == read(1))), "every node took the one seed");
+    let seed = match read(1) {
+        (Some(t), None) if t == "a:4" => 1,
+        (Some(t), None) if t == "a:8" => 2,
+        (Some(t), Some(u)) if t == "a:8" && u == "b:2" => 3,
+        other => panic!("the table is none of the files: {other:?}"),
+    };
+    let differing = |id: u64| trio.node(id).metrics().kv_raft.differing_keys.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(differing(seed), 0, "the seed's own node differed in nothing");
+    for id in (1..=3).filter(|id| *id != seed) {
+        assert!(differing(id) >= 1, "node {id}, whose file differed from node {seed}'s, reported it");
+    }
+}
+
+#[test]
 fn a_write_on_one_is_read_on_all_and_a_delete_too() {
     let _turn = crate::heavy();
     let trio = Trio::start();
