@@ -319,7 +319,7 @@ config_table! {
     // Host names are never asked, listed or not.
     Ours Start Public auth_users_broker_allow_list: crate::allow_list::AllowList = Default::default(), "authUsersBrokerAllowList";
     // Replicated KV (crate::kv_raft, decision 0033): off = no thread, no port, today's behaviour. This node's id, the
-    // group's static membership (`id=host:port` entries, `;`- or `,`-separated; the port is each node's Raft port),
+    // group's static membership (`id=ip:port` entries, `;`- or `,`-separated; the port is each node's Raft port),
     // whether this node joins a group that exists (it then forms none at its first start and waits to be added),
     // where its Raft files live, how long a KV write may wait for a majority (ms, 100..=60000), and the entries
     // between two snapshots (at least 1).

@@ -76,16 +76,17 @@ pub(crate) struct KvSettings {
     pub bind_ip: IpAddr,
 }
 
-/// Parses `kvReplicationPeers`: `id=host:port`, `;`- or `,`-separated.
+/// Parses `kvReplicationPeers`: `id=ip:port`, `;`- or `,`-separated.
 pub(crate) fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, KvRaftStartError> {
     let mut peers = BTreeMap::new();
     for entry in text.split([';', ',']).map(str::trim).filter(|e| !e.is_empty()) {
         let bad = |reason: &str| KvRaftStartError::Peer { entry: entry.to_owned(), reason: reason.to_owned() };
-        let (id, addr) = entry.split_once('=').ok_or_else(|| bad("expected id=host:port"))?;
+        let (id, addr) = entry.split_once('=').ok_or_else(|| bad("expected id=ip:port"))?;
         let id: NodeId = id.trim().parse().map_err(|_| bad("the id must be a number"))?;
         let addr = addr.trim();
-        if addr.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok()).is_none() {
-            return Err(bad("the address must be host:port"));
+        // An IP literal, never a host name: the group's members must not change with DNS.
+        if addr.parse::<SocketAddr>().is_err() {
+            return Err(bad("the address must be ip:port (an IP literal, not a host name)"));
         }
         if peers.insert(id, addr.to_owned()).is_some() {
             return Err(bad("the id is listed twice"));
@@ -229,5 +230,33 @@ pub(crate) fn start(
 pub(crate) fn log_shutdown(result: Result<(), impl std::fmt::Display>) {
     if let Err(e) = result {
         error!(target: "kv_raft", error = %e, "KV Raft did not shut down cleanly");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_are_ids_and_ip_literals_and_a_bad_entry_is_named() {
+        let peers = parse_peers(" 1=10.0.0.1:9880; 2=[::1]:9880 ,3=10.0.0.3:9880").unwrap();
+        assert_eq!(peers.len(), 3);
+        assert_eq!(peers[&2], "[::1]:9880");
+        for (bad, why) in [
+            ("1=ns1.example.com:9880", "IP literal"),
+            ("x=10.0.0.1:9880", "number"),
+            ("1=10.0.0.1", "ip:port"),
+            ("1=10.0.0.1:1;1=10.0.0.2:1", "twice"),
+            ("10.0.0.1:9880", "id=ip:port"),
+        ] {
+            let e = parse_peers(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let mut c =
+            Config { kv_replication_peers: "1=10.0.0.1:9880".into(), kv_replication_node_id: 2, ..Config::default() };
+        assert!(matches!(KvSettings::from_config(&c), Err(KvRaftStartError::NotAMember { id: 2, .. })));
+        c.kv_replication_node_id = 1;
+        c.kv_replication_timeout_millis = 0;
+        assert_eq!(KvSettings::from_config(&c).unwrap().timeout, Duration::from_millis(100), "bounded");
     }
 }

@@ -33,7 +33,7 @@ use crate::writer::ReactorLink;
 
 /// A member's KV write for the leader (body: the `KvEntry` as JSON; answer: the entry's log index).
 pub(crate) const KV_FORWARD: i32 = 52011;
-/// Admin: the group's members become the body's `id=host:port` list (adminAllowList; leader only).
+/// Admin: the group's members become the body's `id=ip:port` list (adminAllowList; leader only).
 pub(crate) const KV_MEMBERS: i32 = 52012;
 /// Read: this node's view of the group (leader, term, members, seeded), as ext fields.
 pub(crate) const KV_STATUS: i32 = 52013;
@@ -244,7 +244,7 @@ impl KvNode {
     /// becomes exactly the listed members.
     async fn serve_members(&self, req: &RemotingCommand) -> RemotingCommand {
         let Ok(peers) = super::parse_peers(&String::from_utf8_lossy(&req.body)) else {
-            return error(req, "the body must be id=host:port entries separated by ';'".into());
+            return error(req, "the body must be id=ip:port entries separated by ';'".into());
         };
         if peers.is_empty() {
             return error(req, "a group needs at least one member".into());
