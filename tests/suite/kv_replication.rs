@@ -245,6 +245,27 @@ fn membership_changes_only_by_the_guarded_admin_request() {
 }
 
 #[test]
+fn a_joining_node_is_added_by_the_admin_request_and_catches_up() {
+    let _turn = crate::heavy();
+    let trio = Trio::start();
+    let leader = trio.leader().unwrap();
+    assert_eq!(put(trio.node(leader).addr(), "NS", "k", "before-join").code, ResponseCode::SUCCESS);
+    let peers = format!("{};4=127.0.0.1:{}", trio.peers, free_port());
+    let fourth = InProc::start(|c| {
+        replicated(c, 4, &peers);
+        c.kv_replication_join = true;
+    });
+    assert_eq!(get(fourth.addr(), "NS", "k"), None, "not a member yet: it formed no group of its own");
+    let raft = trio.node(leader).kv_raft_addr().unwrap();
+    let mut admin = Client::connect(SocketAddr::from(([127, 0, 0, 1], raft.port())));
+    let change = admin.cmd(KV_MEMBERS).with_body(peers.clone().into_bytes());
+    let r = admin.try_request(change, Duration::from_secs(15)).expect("an answer");
+    assert_eq!(r.code, ResponseCode::SUCCESS, "{r:?}");
+    assert!(eventually(WAIT, || get(fourth.addr(), "NS", "k").as_deref() == Some("before-join")), "caught up");
+    assert_eq!(trio.status(leader).unwrap().ext("members"), Some(peers.as_str()));
+}
+
+#[test]
 fn replication_off_is_the_single_name_server_unchanged() {
     let srv = InProc::start(|_| {});
     assert!(srv.kv_raft_addr().is_none(), "no port");
