@@ -1,4 +1,5 @@
-//! The controller's Raft log on disk, and openraft's `RaftLogStorage` over it.
+//! The Raft log on disk (the controller's, and the replicated KV group's: `RaftLog<C>`), and openraft's
+//! `RaftLogStorage` over it.
 //!
 //! Two files in the store's directory:
 //! - `raft-log`: the entries, one record each — `[length: u32 LE][crc32 of length][crc32 of payload][entry as
@@ -45,15 +46,15 @@ const HEADER_LEN: usize = 12;
 /// Why the log could not be opened or written. Openraft sees it wrapped in a `StorageError`.
 #[derive(Debug, thiserror::Error)]
 pub enum LogStoreError {
-    #[error("controller log {path}: {source}")]
+    #[error("Raft log {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     /// A bad record that is not the torn tail of an interrupted append.
-    #[error("controller log {path} is damaged at byte {offset}: {reason}")]
+    #[error("Raft log {path} is damaged at byte {offset}: {reason}")]
     Corrupt { path: PathBuf, offset: u64, reason: String },
-    #[error("controller log meta {path} is not valid: {reason}")]
+    #[error("Raft log meta {path} is not valid: {reason}")]
     BadMeta { path: PathBuf, reason: String },
     /// Openraft asked for something Raft never does (an append that does not extend the log).
-    #[error("controller log {path}: {reason}")]
+    #[error("Raft log {path}: {reason}")]
     Misuse { path: PathBuf, reason: String },
 }
 
