@@ -323,6 +323,18 @@ config_table! {
     // namesrvPeers are resolved again every fleetResolveSeconds (at least 1), each address a peer of its own.
     Ours Start Public bootstrap_from_peers: bool = true, "bootstrapFromPeers";
     Ours Start Public fleet_resolve_seconds: u64 = 30, "fleetResolveSeconds";
+    // Replicated KV (crate::kv_raft, decision 0033): off = no thread, no port, today's behaviour. This node's id, the
+    // group's static membership (`id=ip:port` entries, `;`- or `,`-separated; the port is each node's Raft port),
+    // whether this node joins a group that exists (it then forms none at its first start and waits to be added),
+    // where its Raft files live, how long a KV write may wait for a majority (ms, 100..=60000), and the entries
+    // between two snapshots (at least 1).
+    Ours Start Public kv_replication_enabled: bool = false, "kvReplicationEnabled";
+    Ours Start Public kv_replication_node_id: u64 = 0, "kvReplicationNodeId";
+    Ours Start Public kv_replication_peers: String = String::new(), "kvReplicationPeers";
+    Ours Start Public kv_replication_join: bool = false, "kvReplicationJoin";
+    Ours Start Public kv_replication_store_path: String = home_path("namesrv/kvraft"), "kvReplicationStorePath";
+    Ours Start Public kv_replication_timeout_millis: u64 = 3000, "kvReplicationTimeoutMillis";
+    Ours Start Public kv_replication_snapshot_entries: u64 = 1000, "kvReplicationSnapshotEntries";
 }
 
 /// Why a configuration could not be loaded.

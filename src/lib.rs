@@ -35,6 +35,8 @@
 //!   `fleet_facts`: what it compares, pure — the digests of what a server knows and the FLEET_FACTS body.
 //! - `controller`: the RIP-44 controller: replicated state, validation, elections, heartbeats; `raft`: its storage.
 //!   `controller_node`: its thread, port and Raft transport.
+//! - `kv_raft`: replicated KV (`kvReplicationEnabled`): the name servers' own Raft group for the KV table, on its
+//!   own thread and port; committed changes reach the writer as ordinary KV writes.
 //! - `server`: wiring and thread start-up; `clock`: wall time behind a trait; `conn_id`: a connection's identity.
 //! - `limit`: byte budgets and the limits peers are held to; `clip`: text cut to a bounded length for logs and remarks.
 //! - `tls`: `tls.server.mode` and the rustls configuration (the per-connection transport is
@@ -97,6 +99,7 @@ mod floors;
 pub mod handlers;
 pub mod health;
 pub(crate) mod http;
+pub(crate) mod kv_raft;
 pub(crate) mod limit;
 pub mod logging;
 pub(crate) mod metrics;

@@ -15,12 +15,14 @@ mod controller;
 mod fleet;
 mod history;
 mod http;
+mod kv_raft;
 mod process;
 
 pub(crate) use controller::ControllerMetrics;
 pub(crate) use fleet::{AspectDrift, FleetView, PeerReport, MAX_NAMES as FLEET_MAX_NAMES};
 pub(crate) use history::History;
 pub(crate) use http::{HttpMetrics, HttpRefusal};
+pub(crate) use kv_raft::KvRaftMetrics;
 
 /// The request codes counted separately (every code the name server serves); everything else is `other`.
 use crate::protocol::code::REQUEST_NAMES as CODES;
@@ -222,6 +224,8 @@ pub struct Metrics {
     pub writer: Arc<WriterMetrics>,
     pub acl: Arc<AclMetrics>,
     pub controller: Arc<ControllerMetrics>,
+    /// `kvReplicationEnabled`: the replicated KV group.
+    pub kv_raft: Arc<KvRaftMetrics>,
     pub http: Arc<HttpMetrics>,
     /// The chart history, sampled and read on the HTTP thread only (the lock is never contended).
     pub history: Arc<std::sync::Mutex<History>>,
@@ -434,6 +438,7 @@ impl Metrics {
             w.kv_write_failures.load(Relaxed),
         );
         controller::render(&mut o, &self.controller);
+        kv_raft::render(&mut o, &self.kv_raft);
         http::render(&mut o, &self.http);
         if let Some(view) = &self.fleet {
             fleet::render(&mut o, view);

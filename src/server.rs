@@ -54,6 +54,8 @@ pub enum StartError {
     Acl(#[from] crate::acl_reload::AclFileError),
     #[error("controller: {0}")]
     Controller(#[from] ControllerStartError),
+    #[error("KV replication: {0}")]
+    KvRaft(#[from] crate::kv_raft::KvRaftStartError),
     #[error("aclEnable (ACL 1.0, plain_acl.yml) and authenticationEnabled (ACL 2.0, users on the brokers) are both set: choose one")]
     AuthModes,
     #[error("authenticationEnabled needs innerClientAuthenticationCredentials, the credential the cluster's brokers sign with")]
@@ -85,6 +87,8 @@ pub struct ServerHandle {
     go_away: bool,
     /// `enableControllerInNamesrv`: the controller node, on its own thread and port.
     controller: Option<ControllerHandle>,
+    /// `kvReplicationEnabled`: the KV Raft thread, on its own port.
+    kv_raft: Option<crate::kv_raft::KvRaftHandle>,
 }
 
 impl ServerHandle {
@@ -106,6 +110,11 @@ impl ServerHandle {
     /// The controller port, when `enableControllerInNamesrv` started one.
     pub fn controller_addr(&self) -> Option<SocketAddr> {
         self.controller.as_ref().map(ControllerHandle::local_addr)
+    }
+
+    /// The KV Raft port, when `kvReplicationEnabled` started one.
+    pub fn kv_raft_addr(&self) -> Option<SocketAddr> {
+        self.kv_raft.as_ref().map(crate::kv_raft::KvRaftHandle::local_addr)
     }
 
     /// The controller node, when one runs.
@@ -148,6 +157,10 @@ impl ServerHandle {
         self.shutdown.store(true, Ordering::Release);
         for w in &self.wakers {
             let _ = w.wake();
+        }
+        // Before the writer: what the KV group applied meanwhile still reaches it.
+        if let Some(mut kv_raft) = self.kv_raft.take() {
+            kv_raft.stop_and_join();
         }
         let _ = self.stop_writer.send(());
         self.stop_acl.take();
@@ -240,7 +253,24 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         links.push(ReactorLink { inbox: inbox_tx, waker });
         parts.push((poll, listener, inbox_rx));
     }
+    // `kvReplicationEnabled`: KV writes go to the KV Raft thread instead of the writer (off: no thread, no port).
+    let (kv_raft, kv_writes) = match config.kv_replication_enabled {
+        true => {
+            let wiring = crate::kv_raft::Wiring {
+                cell: cell.clone(),
+                writer: writer_queue.tx.clone(),
+                reactors: links.clone(),
+                metrics: metrics.kv_raft.clone(),
+                allow_list: config.admin_allow_list.clone(),
+                max_frame: config.max_frame_length,
+            };
+            let (handle, tx) = crate::kv_raft::start(crate::kv_raft::KvSettings::from_config(&config)?, wiring)?;
+            (Some(handle), Some(tx))
+        }
+        false => (None, None),
+    };
     let shared = Shared {
+        kv_writes,
         cell: cell.clone(),
         writer: writer_queue.clone(),
         events: events_tx,
@@ -378,6 +408,7 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
         drain_limit: Duration::from_secs(drain_secs),
         go_away: config.enable_shutdown_gracefully,
         controller,
+        kv_raft,
     };
     if let Some(addr) = handle.http_addr() {
         info!(address = %addr, "HTTP endpoint: /metrics /health /ready /routes/{{topic}} /cluster");

@@ -142,7 +142,7 @@ pub fn start(
     let config = Arc::new(raft_config(&settings.group)?);
     let members: BTreeMap<_, _> = settings.peers.iter().map(|p| (p.id, BasicNode { addr: p.addr.clone() })).collect();
     let raft = runtime.block_on(async {
-        let raft = Raft::new(settings.this().id, config, net::Network { max_frame }, log, machine)
+        let raft = Raft::new(settings.this().id, config, net::Network::new(max_frame), log, machine)
             .await
             .map_err(|e| ControllerStartError::Raft(e.to_string()))?;
         // The first start of every node forms the group with the same members; openraft refuses (harmlessly) on a

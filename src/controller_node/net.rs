@@ -22,7 +22,7 @@ use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::controller::raft::{Node, NodeId, TypeConfig};
+use crate::controller::raft::{Node, NodeId};
 use crate::protocol::code::ResponseCode;
 use crate::protocol::command::RemotingCommand;
 use crate::protocol::frame;
@@ -36,32 +36,50 @@ pub(crate) fn is_raft_rpc(code: i32) -> bool {
     (APPEND_ENTRIES..=INSTALL_SNAPSHOT).contains(&code)
 }
 
+/// The Raft groups that travel over these frames: `u64` node ids and addresses as `BasicNode` (the controller's
+/// group and the replicated KV group, decision 0033).
+pub(crate) trait NetConfig: openraft::RaftTypeConfig<NodeId = NodeId, Node = Node> {}
+impl<C: openraft::RaftTypeConfig<NodeId = NodeId, Node = Node>> NetConfig for C {}
+
 /// Builds one `PeerClient` per target openraft replicates to.
-pub(crate) struct Network {
+pub(crate) struct Network<C> {
     pub max_frame: usize,
+    pub group: std::marker::PhantomData<C>,
 }
 
-impl RaftNetworkFactory<TypeConfig> for Network {
-    type Network = PeerClient;
-
-    async fn new_client(&mut self, target: NodeId, node: &Node) -> PeerClient {
-        PeerClient { target, addr: node.addr.clone(), max_frame: self.max_frame, conn: None, opaque: 0 }
+impl<C> Network<C> {
+    pub(crate) fn new(max_frame: usize) -> Network<C> {
+        Network { max_frame, group: std::marker::PhantomData }
     }
 }
 
-pub(crate) struct PeerClient {
+impl<C: NetConfig> RaftNetworkFactory<C> for Network<C> {
+    type Network = PeerClient<C>;
+
+    async fn new_client(&mut self, target: NodeId, node: &Node) -> PeerClient<C> {
+        PeerClient::new(target, node.addr.clone(), self.max_frame)
+    }
+}
+
+pub(crate) struct PeerClient<C> {
     target: NodeId,
     addr: String,
     max_frame: usize,
     conn: Option<(TcpStream, BytesMut)>,
     opaque: i32,
+    group: std::marker::PhantomData<C>,
 }
 
 type Rpc<T, E = openraft::error::Infallible> = Result<T, RPCError<NodeId, Node, RaftError<NodeId, E>>>;
 
-impl PeerClient {
+impl<C: NetConfig> PeerClient<C> {
+    /// A client of `target` at `addr` that connects on first use.
+    pub(crate) fn new(target: NodeId, addr: String, max_frame: usize) -> PeerClient<C> {
+        PeerClient { target, addr, max_frame, conn: None, opaque: 0, group: std::marker::PhantomData }
+    }
+
     /// One request and its response, within `ttl`. A transport failure drops the connection.
-    async fn call<Req, Resp, E>(&mut self, code: i32, req: &Req, ttl: Duration) -> Rpc<Resp, E>
+    pub(crate) async fn call<Req, Resp, E>(&mut self, code: i32, req: &Req, ttl: Duration) -> Rpc<Resp, E>
     where
         Req: Serialize,
         Resp: DeserializeOwned,
@@ -115,10 +133,10 @@ impl PeerClient {
     }
 }
 
-impl RaftNetwork<TypeConfig> for PeerClient {
+impl<C: NetConfig> RaftNetwork<C> for PeerClient<C> {
     async fn append_entries(
         &mut self,
-        rpc: AppendEntriesRequest<TypeConfig>,
+        rpc: AppendEntriesRequest<C>,
         option: RPCOption,
     ) -> Rpc<AppendEntriesResponse<NodeId>> {
         self.call(APPEND_ENTRIES, &rpc, option.hard_ttl()).await
@@ -126,7 +144,7 @@ impl RaftNetwork<TypeConfig> for PeerClient {
 
     async fn install_snapshot(
         &mut self,
-        rpc: InstallSnapshotRequest<TypeConfig>,
+        rpc: InstallSnapshotRequest<C>,
         option: RPCOption,
     ) -> Rpc<InstallSnapshotResponse<NodeId>, InstallSnapshotError> {
         self.call(INSTALL_SNAPSHOT, &rpc, option.hard_ttl()).await
@@ -138,7 +156,7 @@ impl RaftNetwork<TypeConfig> for PeerClient {
 }
 
 /// Runs a Raft RPC from a peer on this node's Raft and answers with openraft's result as JSON.
-pub(crate) async fn serve_rpc(raft: &Raft<TypeConfig>, req: &RemotingCommand) -> RemotingCommand {
+pub(crate) async fn serve_rpc<C: NetConfig>(raft: &Raft<C>, req: &RemotingCommand) -> RemotingCommand {
     let body = match req.code {
         APPEND_ENTRIES => match serde_json::from_slice(&req.body) {
             Ok(rpc) => serde_json::to_vec(&raft.append_entries(rpc).await),

@@ -37,7 +37,7 @@ use crate::metrics::ReactorMetrics;
 use crate::protocol::frame::{self, FrameError};
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode};
 use crate::state::ConnId;
-use crate::write_command::{self, Completion, ConnEvent, Origin, WriteCommand};
+use crate::write_command::{self, Completion, ConnEvent, Origin, WriteCommand, WriteOp};
 use admission::ReadOutcome;
 use conn::Conn;
 use deferral::PARK_RETRY;
@@ -403,6 +403,23 @@ impl Reactor {
         let reply = match action {
             Action::Reply(r) => Some(r),
             Action::Refused(r, limit) => return (Some(r), Some((limit, audit))),
+            Action::Write(op @ (WriteOp::PutKv { .. } | WriteOp::DeleteKv { .. }))
+                if self.shared.kv_writes.is_some() =>
+            {
+                let origin = Origin::new(id, cmd, peer.ip(), account);
+                let command = Box::new(WriteCommand { origin, op, bytes: 0, decoded_with: None });
+                let queue = self.shared.kv_writes.as_ref().expect("checked by the guard");
+                match queue.try_send(command) {
+                    Ok(()) => None,
+                    Err(tokio::sync::mpsc::error::TrySendError::Full(c)) => {
+                        self.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
+                        Some(crate::protocol::command::system_busy(&c.origin.request))
+                    }
+                    Err(tokio::sync::mpsc::error::TrySendError::Closed(c)) => {
+                        Some(crate::protocol::command::system_error(&c.origin.request, "KV replication has stopped"))
+                    }
+                }
+            }
             Action::Write(op) => {
                 let origin = Origin::new(id, cmd, peer.ip(), account);
                 match write_command::submit(

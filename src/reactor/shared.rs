@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     /// Refusals counted by reason.
     pub acl_metrics: Arc<crate::metrics::AclMetrics>,
     pub settings: Settings,
+    /// `kvReplicationEnabled`: KV writes go to the KV Raft thread (`try_send`), which answers after the commit.
+    pub kv_writes: Option<tokio::sync::mpsc::Sender<Box<crate::write_command::WriteCommand>>>,
 }
 
 /// What a reactor reads from the configuration, converted once at start (`Settings::from_config`).

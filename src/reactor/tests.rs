@@ -38,6 +38,7 @@ fn reactor_with(
         tls: Arc::new(crate::tls::TlsSetup::disabled()),
         acl: None,
         acl_metrics: Default::default(),
+        kv_writes: None,
         settings: Settings {
             max_frame: 1024,
             route_cache_bytes: 0,

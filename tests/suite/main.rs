@@ -22,6 +22,7 @@ mod fuzz_pass;
 mod health;
 mod http_hardening;
 mod kv_durability;
+mod kv_replication;
 mod logs;
 mod ops;
 mod recorder;

@@ -1,4 +1,5 @@
-//! The controller's Raft log on disk, and openraft's `RaftLogStorage` over it.
+//! The Raft log on disk (the controller's, and the replicated KV group's: `RaftLog<C>`), and openraft's
+//! `RaftLogStorage` over it.
 //!
 //! Two files in the store's directory:
 //! - `raft-log`: the entries, one record each — `[length: u32 LE][crc32 of length][crc32 of payload][entry as
@@ -25,10 +26,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
-use openraft::{AnyError, OptionalSend, RaftLogReader, StorageIOError, Vote};
+use openraft::{AnyError, OptionalSend, RaftLogReader, RaftTypeConfig, StorageIOError, Vote};
 use serde::{Deserialize, Serialize};
 
-use super::{Entry, LogId, NodeId, StorageError, TypeConfig};
+use super::{LogId, NodeId, StorageError, TypeConfig};
+
+/// The type configurations a `RaftLog` can hold: node ids are `u64` and entries openraft's own (the controller's
+/// group and the replicated KV group, decision 0033).
+pub(crate) trait LogConfig: RaftTypeConfig<NodeId = NodeId, Entry = openraft::Entry<Self>, D: Clone> {}
+impl<C: RaftTypeConfig<NodeId = NodeId, Entry = openraft::Entry<C>, D: Clone>> LogConfig for C {}
 use crate::persist::save_atomic;
 
 pub(crate) const LOG_FILE: &str = "raft-log";
@@ -40,15 +46,15 @@ const HEADER_LEN: usize = 12;
 /// Why the log could not be opened or written. Openraft sees it wrapped in a `StorageError`.
 #[derive(Debug, thiserror::Error)]
 pub enum LogStoreError {
-    #[error("controller log {path}: {source}")]
+    #[error("Raft log {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     /// A bad record that is not the torn tail of an interrupted append.
-    #[error("controller log {path} is damaged at byte {offset}: {reason}")]
+    #[error("Raft log {path} is damaged at byte {offset}: {reason}")]
     Corrupt { path: PathBuf, offset: u64, reason: String },
-    #[error("controller log meta {path} is not valid: {reason}")]
+    #[error("Raft log meta {path} is not valid: {reason}")]
     BadMeta { path: PathBuf, reason: String },
     /// Openraft asked for something Raft never does (an append that does not extend the log).
-    #[error("controller log {path}: {reason}")]
+    #[error("Raft log {path}: {reason}")]
     Misuse { path: PathBuf, reason: String },
 }
 
@@ -65,17 +71,17 @@ struct Meta {
 }
 
 /// An entry and where its record starts in `raft-log` (what `truncate` cuts at).
-struct Stored {
-    entry: Entry,
+struct Stored<C: LogConfig> {
+    entry: openraft::Entry<C>,
     offset: u64,
 }
 
-struct Log {
+struct Log<C: LogConfig> {
     log_path: PathBuf,
     meta_path: PathBuf,
     meta: Meta,
     /// Index → entry; exactly the records of `raft-log`, in order.
-    entries: BTreeMap<u64, Stored>,
+    entries: BTreeMap<u64, Stored<C>>,
     /// Opened for appending; its length is `file_len`.
     file: File,
     file_len: u64,
@@ -85,15 +91,23 @@ struct Log {
 }
 
 /// The log store openraft writes through. Cloning shares the log (openraft's `LogReader` is one of these).
-#[derive(Clone)]
-pub(crate) struct LogStore {
-    log: Arc<Mutex<Log>>,
+pub(crate) struct RaftLog<C: LogConfig> {
+    log: Arc<Mutex<Log<C>>>,
 }
 
-impl LogStore {
+/// The controller's log.
+pub(crate) type LogStore = RaftLog<TypeConfig>;
+
+impl<C: LogConfig> Clone for RaftLog<C> {
+    fn clone(&self) -> Self {
+        RaftLog { log: Arc::clone(&self.log) }
+    }
+}
+
+impl<C: LogConfig> RaftLog<C> {
     /// Opens (or creates) the log in `dir`: reads the meta file and every record, drops a torn last record, and
     /// drops the entries a purge had already covered.
-    pub(crate) fn open(dir: &Path) -> Result<LogStore, LogStoreError> {
+    pub(crate) fn open(dir: &Path) -> Result<RaftLog<C>, LogStoreError> {
         fs::create_dir_all(dir).map_err(io_error(dir))?;
         let log_path = dir.join(LOG_FILE);
         let meta_path = dir.join(META_FILE);
@@ -139,17 +153,17 @@ impl LogStore {
             // The crash came between writing the purged id and rewriting the log: finish the purge.
             log.rewrite()?;
         }
-        Ok(LogStore { log: Arc::new(Mutex::new(log)) })
+        Ok(RaftLog { log: Arc::new(Mutex::new(log)) })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Log> {
+    fn lock(&self) -> MutexGuard<'_, Log<C>> {
         // A panic elsewhere cannot leave `Log` half-changed in a way this store relies on: every change to the
         // map follows the file operation that makes it true.
         self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The entries in `range`, in order.
-    pub(crate) fn entries(&self, range: impl RangeBounds<u64>) -> Vec<Entry> {
+    pub(crate) fn entries(&self, range: impl RangeBounds<u64>) -> Vec<openraft::Entry<C>> {
         let log = self.lock();
         let range = (range.start_bound().cloned(), range.end_bound().cloned());
         log.entries.range(range).map(|(_, stored)| stored.entry.clone()).collect()
@@ -174,7 +188,7 @@ fn read_meta(path: &Path) -> Result<Meta, LogStoreError> {
 }
 
 /// One record's bytes.
-fn encode_record(entry: &Entry, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+fn encode_record<C: LogConfig>(entry: &openraft::Entry<C>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     let payload = serde_json::to_vec(entry)?;
     let len = (payload.len() as u32).to_le_bytes();
     out.extend_from_slice(&len);
@@ -194,8 +208,12 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 /// payload checksum fails, possibly followed by zeros (what a file system may leave after a crash): that torn tail
 /// ends the log. Anything else bad is damage and an error. The length has its own checksum so that a damaged length
 /// in the middle of the file is seen as damage, not taken for a torn tail that would swallow the records after it.
-fn decode_records(path: &Path, bytes: &[u8]) -> Result<(Vec<(Entry, u64)>, u64), LogStoreError> {
-    let mut records: Vec<(Entry, u64)> = Vec::new();
+#[allow(clippy::type_complexity)]
+fn decode_records<C: LogConfig>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Vec<(openraft::Entry<C>, u64)>, u64), LogStoreError> {
+    let mut records: Vec<(openraft::Entry<C>, u64)> = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
         let corrupt = |reason: String| LogStoreError::Corrupt { path: path.to_owned(), offset: pos as u64, reason };
@@ -218,7 +236,7 @@ fn decode_records(path: &Path, bytes: &[u8]) -> Result<(Vec<(Entry, u64)>, u64),
             }
             return Err(corrupt("checksum mismatch".to_owned()));
         }
-        let entry: Entry =
+        let entry: openraft::Entry<C> =
             serde_json::from_slice(payload).map_err(|e| corrupt(format!("entry does not decode: {e}")))?;
         if let Some((prev, _)) = records.last() {
             if entry.log_id.index <= prev.log_id.index {
@@ -232,13 +250,13 @@ fn decode_records(path: &Path, bytes: &[u8]) -> Result<(Vec<(Entry, u64)>, u64),
     Ok((records, pos as u64))
 }
 
-impl Log {
+impl<C: LogConfig> Log<C> {
     fn save_meta(&self) -> Result<(), LogStoreError> {
         let bytes = serde_json::to_vec_pretty(&self.meta).expect("Meta is plain data and always serializes");
         save_atomic(&self.meta_path, &bytes).map_err(io_error(&self.meta_path))
     }
 
-    fn append(&mut self, entries: impl IntoIterator<Item = Entry>) -> Result<(), LogStoreError> {
+    fn append(&mut self, entries: impl IntoIterator<Item = openraft::Entry<C>>) -> Result<(), LogStoreError> {
         let mut buf = Vec::new();
         let mut added = Vec::new();
         let mut last = self.entries.last_key_value().map(|(index, _)| *index);
@@ -342,7 +360,7 @@ impl Log {
         Ok(())
     }
 
-    fn log_state(&self) -> LogState<TypeConfig> {
+    fn log_state(&self) -> LogState<C> {
         let last = self.entries.last_key_value().map(|(_, stored)| stored.entry.log_id);
         LogState { last_purged_log_id: self.meta.purged, last_log_id: last.or(self.meta.purged) }
     }
@@ -356,19 +374,19 @@ fn vote_error(e: LogStoreError) -> StorageError {
     StorageIOError::write_vote(AnyError::new(&e)).into()
 }
 
-impl RaftLogReader<TypeConfig> for LogStore {
+impl<C: LogConfig> RaftLogReader<C> for RaftLog<C> {
     async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + std::fmt::Debug + OptionalSend>(
         &mut self,
         range: RB,
-    ) -> Result<Vec<Entry>, StorageError> {
+    ) -> Result<Vec<openraft::Entry<C>>, StorageError> {
         Ok(self.entries(range))
     }
 }
 
-impl RaftLogStorage<TypeConfig> for LogStore {
-    type LogReader = LogStore;
+impl<C: LogConfig> RaftLogStorage<C> for RaftLog<C> {
+    type LogReader = RaftLog<C>;
 
-    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+    async fn get_log_state(&mut self) -> Result<LogState<C>, StorageError> {
         Ok(self.lock().log_state())
     }
 
@@ -407,9 +425,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         Ok(self.committed())
     }
 
-    async fn append<I>(&mut self, entries: I, callback: LogFlushed<TypeConfig>) -> Result<(), StorageError>
+    async fn append<I>(&mut self, entries: I, callback: LogFlushed<C>) -> Result<(), StorageError>
     where
-        I: IntoIterator<Item = Entry> + OptionalSend,
+        I: IntoIterator<Item = openraft::Entry<C>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
         // Written and synced before returning, so the entries are durable when openraft hears of them.

@@ -27,7 +27,7 @@ pub(crate) mod state_machine;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use log_store::{LogStore, LogStoreError};
+pub(crate) use log_store::{LogStore, LogStoreError, RaftLog};
 pub(crate) use state_machine::{StateMachine, StateMachineError};
 
 /// A controller node's id in the Raft group.
