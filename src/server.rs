@@ -324,11 +324,13 @@ pub fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<ServerH
     let (live_tx, live_rx) = bounded(8);
     let (imports_tx, imports) = bounded(1);
     let inputs = WriterInputs { commands: writer_rx, events: events_rx, stop: stop_rx, live_queries: live_rx, imports };
-    let kv_empty = kv_empty(&cell);
+    // A peer's KV is taken only into an empty table, and never with replicated KV: there the group's log or snapshot
+    // is the one source, and a copy imported through the writer alone would differ from what the group committed.
+    let want_peer_kv = kv_empty(&cell) && !config.kv_replication_enabled;
     let (writer, warm) = warm_start(writer, &config);
     threads.push(critical("namesrv-writer".into(), move || writer.run(inputs))?);
     if !warm {
-        crate::fleet::bootstrap::start(&config, clock.clone(), kv_empty, imports_tx).map_err(StartError::Thread)?;
+        crate::fleet::bootstrap::start(&config, clock.clone(), want_peer_kv, imports_tx).map_err(StartError::Thread)?;
     }
     threads.push(critical("namesrv-decoder".into(), move || decoder.run())?);
     let pinned = start_reactors(built, config.pin_threads, &mut threads)?;

@@ -177,3 +177,30 @@ fn a_peer_named_by_a_host_name_is_asked_at_the_address_it_resolves_to() {
     let view = support::observe::http_get(b.http_addr().expect("http"), "/api/fleet").expect("/api/fleet");
     assert!(view.contains(&format!("\"addr\":\"{}\"", a.addr())), "the view lists the resolved address: {view}");
 }
+
+/// With replicated KV the group's log is the one source of the KV table: the routes come from the peer, its KV
+/// does not (imported through this server's writer alone, it would differ from what the group committed).
+#[test]
+fn with_replicated_kv_only_the_routes_come_from_the_peer() {
+    let a = peer_a();
+    let mut broker = a.client();
+    assert_eq!(broker.request(B1.register(&["TopicA", "TopicA2"], 1, 513)).code, ResponseCode::SUCCESS);
+    let put =
+        new_cmd(RequestCode::PUT_KV_CONFIG).with_ext("namespace", "ns").with_ext("key", "k").with_ext("value", "v");
+    assert_eq!(a.client().request(put).code, ResponseCode::SUCCESS);
+
+    let raft_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let peers = a.addr().to_string();
+    let b = InProc::start(move |c| {
+        let dir = std::path::Path::new(&c.kv_config_path).parent().unwrap().to_owned();
+        c.namesrv_peers = peers;
+        c.kv_replication_enabled = true;
+        c.kv_replication_node_id = 1;
+        c.kv_replication_peers = format!("1=127.0.0.1:{raft_port}");
+        c.kv_replication_store_path = dir.join("kvraft").to_string_lossy().into_owned();
+    });
+    assert!(support::eventually(WAIT, || serves(&b, "TopicA")), "the peer's route never arrived");
+    assert_eq!(provisional(&b), 1);
+    let get = new_cmd(RequestCode::GET_KV_CONFIG).with_ext("namespace", "ns").with_ext("key", "k");
+    assert_eq!(b.client().request(get).code, ResponseCode::QUERY_NOT_FOUND, "the peer's KV bypassed the group");
+}
