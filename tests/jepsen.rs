@@ -457,6 +457,20 @@ fn controllers_keep_one_master_per_epoch_under_partitions_pauses_and_crashes() {
         report.deposed_acks.len(),
         report.deposed_acks
     );
+    eprintln!("{} of them acknowledged before the recorder saw the new master", report.deposed_before_recorder_saw);
+    // One line for the side-by-side table (docs/reliability.md).
+    eprintln!(
+        "SUMMARY seed {seed} controllers {who} faults {} acknowledged {} lost {} deposed {} early {} violations {} \
+         elections_checked {} timed_elections {}",
+        ran.len(),
+        acked.len(),
+        acked.difference(&read).count(),
+        report.deposed_acks.len(),
+        report.deposed_before_recorder_saw,
+        report.violations.len(),
+        report.elections_checked,
+        elections.len()
+    );
     assert!(
         report.violations.is_empty(),
         "the checker found violations (seed {seed}, history {}):\n{:#?}\n{}",

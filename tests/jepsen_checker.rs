@@ -222,6 +222,16 @@ fn an_ack_after_the_election_entry_is_the_deposed_masters_even_before_the_record
     let (_, elections) = cut_then_elected();
     // 22 ms after the entry, 178 ms before the recorder's answer naming broker 2 arrived.
     assert_eq!(judge(11_022, &elections), (vec![7], vec![]));
+    let (h, _) = cut_then_elected();
+    let mut report = check(&h, BOUND);
+    check_acks(
+        &[ack(7, 11_022, "10.0.0.1:10911"), ack(8, 11_250, "10.0.0.1:10911")],
+        &[].into(),
+        &h,
+        &elections,
+        &mut report,
+    );
+    assert_eq!((report.deposed_acks, report.deposed_before_recorder_saw), (vec![7, 8], 1), "8 came after the answer");
     // Judged by the recorder alone (Java's log carries no time) the same acknowledgement is a loss: the poll's lag.
     assert_eq!(judge(11_022, &[]), (vec![], vec![Violation::LostMessages { count: 1, first: vec![7] }]));
     assert_eq!(judge(11_250, &[]), (vec![7], vec![]), "after the recorder's answer, the recorder excuses it too");

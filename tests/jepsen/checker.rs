@@ -116,6 +116,9 @@ pub struct Report {
     pub reads: usize,
     /// Rule 6: lost messages a deposed master acknowledged (not violations; see the rule).
     pub deposed_acks: Vec<u64>,
+    /// How many of `deposed_acks` only the election's entry excuses: acknowledged before the recorder's first answer
+    /// naming the new master arrived (what the poll's lag would have counted as lost).
+    pub deposed_before_recorder_saw: usize,
 }
 
 impl Report {
@@ -320,21 +323,23 @@ pub struct Election {
 pub fn check_acks(acks: &[Ack], read: &BTreeSet<u64>, events: &[Event], elections: &[Election], report: &mut Report) {
     let mut lost = Vec::new();
     for a in acks.iter().filter(|a| !read.contains(&a.n)) {
+        let recorded = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Replica(r) if r.recv_ms <= a.acked_ms && r.master_id >= 0 => Some(r),
+                _ => None,
+            })
+            .max_by_key(|r| (r.master_epoch, r.recv_ms))
+            .map(|r| Some(r.master_addr.as_str()));
         // `Some(None)`: the controller had recorded that the group lost its master and nobody replaced it.
-        let master: Option<Option<&str>> = match elections.iter().rfind(|e| e.at_ms < a.acked_ms) {
-            Some(e) => Some(e.master_addr.as_deref()),
-            None => events
-                .iter()
-                .filter_map(|e| match e {
-                    Event::Replica(r) if r.recv_ms <= a.acked_ms && r.master_id >= 0 => Some(r),
-                    _ => None,
-                })
-                .max_by_key(|r| (r.master_epoch, r.recv_ms))
-                .map(|r| Some(r.master_addr.as_str())),
-        };
-        let deposed = a.broker != "?" && master.is_some_and(|m| m != Some(a.broker.as_str()));
+        let by_log = elections.iter().rfind(|e| e.at_ms < a.acked_ms).map(|e| e.master_addr.as_deref());
+        let other = |master: Option<Option<&str>>| master.is_some_and(|m| m != Some(a.broker.as_str()));
+        let deposed = a.broker != "?" && other(by_log.or(recorded));
         if deposed {
             report.deposed_acks.push(a.n);
+            if !other(recorded) {
+                report.deposed_before_recorder_saw += 1;
+            }
         } else {
             lost.push(a.n);
         }
