@@ -13,29 +13,19 @@
 //! side-by-side comparison; `JEPSEN_NAMESRV_BIN` runs another build of ours (a `fault-*` feature); `JEPSEN_KEEP=1`
 //! keeps the run's files. Needs root (namespaces) and nftables. docs/reliability.md.
 
+#[path = "../support/mod.rs"]
 mod support;
 
-#[path = "jepsen/checker.rs"]
 mod checker;
-#[path = "jepsen/clients.rs"]
 mod clients;
-#[path = "jepsen/cluster.rs"]
 mod cluster;
-#[path = "jepsen/dledger.rs"]
 mod dledger;
-#[path = "jepsen/fleet.rs"]
 mod fleet;
-#[path = "jepsen/fleet_check.rs"]
 mod fleet_check;
-#[path = "jepsen/history.rs"]
 mod history;
-#[path = "jepsen/nemeses.rs"]
 mod nemeses;
-#[path = "jepsen/net.rs"]
 mod net;
-#[path = "jepsen/raftlog.rs"]
 mod raftlog;
-#[path = "jepsen/recorder.rs"]
 mod recorder;
 
 use std::collections::BTreeMap;

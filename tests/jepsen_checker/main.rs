@@ -1,21 +1,19 @@
-//! The checkers of the fault tests (`tests/jepsen.rs`, issue 48) proven on small hand-made histories: a clean one
+//! The checkers of the fault tests (`tests/jepsen/main.rs`, issue 48) proven on small hand-made histories: a clean one
 //! passes, and each rule fails the history made to break it. The controller's checker is proven here, the name-server
-//! fleet's in `jepsen_checker/fleet.rs`, the reader of Java's DLedger stores in `jepsen_checker/dledger.rs`. Runs in
+//! fleet's in `jepsen_checker/fleet.rs`, the reader of Java's DLedger stores in `jepsen_checker/dledger_store.rs`. Runs in
 //! plain `cargo test` (no peers needed).
 
-#[path = "jepsen/checker.rs"]
+#[path = "../jepsen/checker.rs"]
 mod checker;
-#[path = "jepsen/dledger.rs"]
+#[path = "../jepsen/dledger.rs"]
 mod dledger;
-#[path = "jepsen_checker/dledger.rs"]
 mod dledger_store;
-#[path = "jepsen_checker/fleet.rs"]
 mod fleet;
-#[path = "jepsen/fleet_check.rs"]
+#[path = "../jepsen/fleet_check.rs"]
 mod fleet_check;
-#[path = "jepsen/history.rs"]
+#[path = "../jepsen/history.rs"]
 mod history;
-#[path = "jepsen/raftlog.rs"]
+#[path = "../jepsen/raftlog.rs"]
 mod raftlog;
 
 use std::collections::BTreeSet;
