@@ -1,10 +1,10 @@
 //! Issue 48, first increment: our RIP-44 controller under partitions, pauses and crashes, with a checker.
 //!
-//! The test builds its own network (`jepsen/net.rs`: a bridge, one namespace per host), runs three controller nodes of
+//! The test builds its own network (`net.rs`: a bridge, one namespace per host), runs three controller nodes of
 //! ours, a name server of ours and two Java 5.5.0 brokers of one group in controller mode (`allAckInSyncStateSet=true`)
-//! each in its own namespace, records what every controller and the name server say (`jepsen/recorder.rs`), applies
+//! each in its own namespace, records what every controller and the name server say (`recorder.rs`), applies
 //! faults chosen from a seed one after the other, each healed after a while, and checks the history
-//! (`jepsen/checker.rs`, rules listed there). The history is written to `target/tmp/jepsen/history-<seed>.jsonl`.
+//! (`checker.rs`, rules listed there). The history is written to `target/tmp/jepsen/history-<seed>.jsonl`.
 //!
 //! `JEPSEN_SEED` (default 48) picks the faults and their lengths; `JEPSEN_SECONDS` (default 100) is how long new faults
 //! are started (the last one is still healed and waited for); `JEPSEN_PARTIAL=1` adds the partial cut of the master

@@ -1,7 +1,8 @@
-//! The checkers of the fault tests (`tests/jepsen/main.rs`, issue 48) proven on small hand-made histories: a clean one
-//! passes, and each rule fails the history made to break it. The controller's checker is proven here, the name-server
-//! fleet's in `jepsen_checker/fleet.rs`, the reader of Java's DLedger stores in `jepsen_checker/dledger_store.rs`. Runs in
-//! plain `cargo test` (no peers needed).
+//! The checkers of the fault tests (`tests/jepsen/main.rs`, issue 48) proven on small hand-made histories: a clean
+//! one passes, and each rule fails the history made to break it. The controller's checker is proven here, the
+//! name-server fleet's in `fleet.rs`, the reader of Java's DLedger stores in `dledger_store.rs`. Runs in plain
+//! `cargo test` (no peers needed). The modules under test are the fault test's own files (`../jepsen/`), compiled
+//! into this binary too, so that these tests need neither root nor peers.
 
 #[path = "../jepsen/checker.rs"]
 mod checker;
