@@ -243,10 +243,11 @@ impl Node {
         }
         let step = async {
             let _serial = self.validate.lock().await;
+            let now_ms = self.clock.now_ms();
             let result = {
                 let state = self.view.load();
                 let table = self.heartbeats();
-                validate(&state, &table.at(self.clock.now_ms()))
+                validate(&state, &table.at(now_ms))
             };
             if result.events.is_empty() {
                 // Deliberately broken build (docs/reliability.md, "Broken builds the checker caught"): a read is
@@ -257,10 +258,12 @@ impl Node {
                     RaftError::Fatal(f) => Refusal::Raft(f.to_string()),
                 })?;
             } else {
-                self.raft.client_write(Proposal { events: result.events.clone() }).await.map_err(|e| match e {
-                    RaftError::APIError(ClientWriteError::ForwardToLeader(_)) => Refusal::NotLeader,
-                    other => Refusal::Raft(other.to_string()),
-                })?;
+                self.raft.client_write(Proposal { events: result.events.clone(), at_ms: Some(now_ms) }).await.map_err(
+                    |e| match e {
+                        RaftError::APIError(ClientWriteError::ForwardToLeader(_)) => Refusal::NotLeader,
+                        other => Refusal::Raft(other.to_string()),
+                    },
+                )?;
             }
             Ok(result)
         };

@@ -1,4 +1,4 @@
-// The fault tests' client (tests/jepsen.rs, tests/jepsen/fleet.rs), compiled at test time against rocketmq-client
+// The fault tests' client (tests/jepsen/main.rs, tests/jepsen/fleet.rs), compiled at test time against rocketmq-client
 // 5.5.0.
 //
 //   java JepsenClient produce NAMESRV TOPIC SECONDS [RETRIES]

@@ -16,10 +16,13 @@
 //! 6. **No acknowledged message lost**: every message the producer saw SEND_OK for is read by a consumer that
 //!    starts from the first offset once the faults are over (`allAckInSyncStateSet=true`: an acknowledged message
 //!    is on every replica in the SyncStateSet, and only those can be elected). A lost message that a *deposed*
-//!    master acknowledged — before the acknowledgement arrived, the leader had already named another broker master
-//!    — is reported apart (`Report::deposed_acks`), not counted: the Java broker goes on acknowledging as master
-//!    until it learns it was replaced and then truncates what it took alone, whoever the controllers are
-//!    (docs/reliability.md).
+//!    master acknowledged — before the acknowledgement arrived, the controller had already replaced it — is
+//!    reported apart (`Report::deposed_acks`), not counted: the Java broker goes on acknowledging as master until
+//!    it learns it was replaced and then truncates what it took alone, whoever the controllers are
+//!    (docs/reliability.md). *When* it was replaced is read from the controller's replicated log when the log
+//!    carries the time (`Election`: ours, the leader's wall clock in each entry): exact to the millisecond. Without
+//!    it (Java's DLedger entries and events carry no time) it is the first answer of the leader naming another
+//!    master, which the recorder's 200 ms polls see up to one poll late.
 //! 7. **The committed Raft log is the same on every node**: read from each node's files once they are stopped
 //!    (`raftlog.rs`; Java's DLedger store: `dledger.rs`), every index from the highest purged one up to the lowest
 //!    committed one is present on every node and is the same entry (term, leader, payload; DLedger: term, body)
@@ -113,6 +116,9 @@ pub struct Report {
     pub reads: usize,
     /// Rule 6: lost messages a deposed master acknowledged (not violations; see the rule).
     pub deposed_acks: Vec<u64>,
+    /// How many of `deposed_acks` only the election's entry excuses: acknowledged before the recorder's first answer
+    /// naming the new master arrived (what the poll's lag would have counted as lost).
+    pub deposed_before_recorder_saw: usize,
 }
 
 impl Report {
@@ -296,23 +302,46 @@ pub struct Ack {
     pub broker: String,
 }
 
-/// Rule 6 with the storing broker known: a lost message acknowledged by a broker other than the master of the
-/// highest epoch the leader had named before the acknowledgement arrived goes to `deposed_acks`; every other lost
-/// message is a violation. The acknowledgement, not the send, is what counts: a send made to the master just before
-/// a pause of it is stored and acknowledged only when it resumes, deposed by then.
-pub fn check_acks(acks: &[Ack], read: &BTreeSet<u64>, events: &[Event], report: &mut Report) {
+/// One election of the group as the controller's committed log records it: when the leader decided it (the run's
+/// ms, from the leader's wall clock in the entry) and the address of the master it named (`None`: the master is
+/// gone and nobody replaced it), in log order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Election {
+    pub at_ms: u64,
+    pub master_addr: Option<String>,
+}
+
+/// Rule 6 with the storing broker known: a lost message acknowledged by a broker other than the group's master at
+/// the time the acknowledgement arrived goes to `deposed_acks`; every other lost message is a violation. The
+/// acknowledgement, not the send, is what counts: a send made to the master just before a pause of it is stored and
+/// acknowledged only when it resumes, deposed by then.
+///
+/// The master at that time is that of the last of `elections` decided strictly before it (an acknowledgement in the
+/// same millisecond as the election is not excused). With no such election (none given: Java's log carries no time;
+/// or the log was purged past them) it is the master of the highest epoch the leader had named in an answer that
+/// arrived by then.
+pub fn check_acks(acks: &[Ack], read: &BTreeSet<u64>, events: &[Event], elections: &[Election], report: &mut Report) {
     let mut lost = Vec::new();
     for a in acks.iter().filter(|a| !read.contains(&a.n)) {
-        let named = events
+        let recorded = events
             .iter()
             .filter_map(|e| match e {
                 Event::Replica(r) if r.recv_ms <= a.acked_ms && r.master_id >= 0 => Some(r),
                 _ => None,
             })
-            .max_by_key(|r| (r.master_epoch, r.recv_ms));
-        match named {
-            Some(r) if a.broker != "?" && r.master_addr != a.broker => report.deposed_acks.push(a.n),
-            _ => lost.push(a.n),
+            .max_by_key(|r| (r.master_epoch, r.recv_ms))
+            .map(|r| Some(r.master_addr.as_str()));
+        // `Some(None)`: the controller had recorded that the group lost its master and nobody replaced it.
+        let by_log = elections.iter().rfind(|e| e.at_ms < a.acked_ms).map(|e| e.master_addr.as_deref());
+        let other = |master: Option<Option<&str>>| master.is_some_and(|m| m != Some(a.broker.as_str()));
+        let deposed = a.broker != "?" && other(by_log.or(recorded));
+        if deposed {
+            report.deposed_acks.push(a.n);
+            if !other(recorded) {
+                report.deposed_before_recorder_saw += 1;
+            }
+        } else {
+            lost.push(a.n);
         }
     }
     if !lost.is_empty() {

@@ -10,6 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::net::Host;
+use crate::support::broker;
+use crate::support::java::JAVA_5X;
 use crate::support::proc::{jvm_args, prepare_rocketmq_home, Managed};
 
 pub const CLUSTER: &str = "JepsenCluster";
@@ -152,7 +154,7 @@ impl Proc {
             Some((lib, main)) => {
                 let mut cmd = self.host.command("java");
                 cmd.args(jvm_args(
-                    crate::support::java::JAVA_5X,
+                    JAVA_5X,
                     &self.dir,
                     &["-Xms64m", "-Xmx192m", "-XX:MaxDirectMemorySize=128m", "-XX:TieredStopAtLevel=1"],
                 ))
@@ -265,65 +267,28 @@ impl JavaBroker {
         self.dir.join("broker.out")
     }
 
+    /// Its `broker.conf`: the fixture's broker (support/broker.rs) with the namespace's address (the controllers and
+    /// the other broker reach it there), in controller mode, or the master of a group of its own in
+    /// slave-acting-master mode.
+    fn conf(&self) -> Vec<(String, String)> {
+        let extra: Vec<(&str, String)> = match &self.controllers {
+            Some(controllers) => broker::controller_mode(controllers),
+            None => vec![("enableSlaveActingMaster", "true".into())],
+        };
+        let extra: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let ip = self.host.addr.to_string();
+        broker::properties(CLUSTER, &self.group, &ip, BROKER_PORT, &self.namesrv, &self.dir, &extra)
+    }
+
     /// Starts the JVM (same store, ports and identity file as before) without waiting for it: `wait_booted`.
     pub fn spawn(&mut self) {
         assert!(self.proc.is_none(), "{} is running", self.name);
         self.starts += 1;
-        let store = self.dir.join("store");
-        let ip = self.host.addr.to_string();
-        // As support/broker.rs, with the namespace's address (the controllers and the other broker reach it
-        // there); in controller mode without brokerId and brokerRole (the controller assigns them).
-        let mut props: Vec<(&str, String)> = vec![
-            ("brokerClusterName", CLUSTER.to_string()),
-            ("brokerName", self.group.clone()),
-            ("flushDiskType", "ASYNC_FLUSH".into()),
-            ("brokerIP1", ip.clone()),
-            ("brokerIP2", ip),
-            ("listenPort", BROKER_PORT.to_string()),
-            ("haListenPort", (BROKER_PORT + 1).to_string()),
-            ("namesrvAddr", self.namesrv.clone()),
-            ("fetchNamesrvAddrByAddressServer", "false".into()),
-            ("registerNameServerPeriod", "10000".into()),
-            ("storePathRootDir", store.display().to_string()),
-            ("storePathCommitLog", store.join("commitlog").display().to_string()),
-            ("autoCreateTopicEnable", "true".into()),
-            ("autoCreateSubscriptionGroup", "true".into()),
-            ("mappedFileSizeCommitLog", "67108864".into()),
-            ("mappedFileSizeConsumeQueue", "600000".into()),
-            ("timerWheelEnable", "false".into()),
-            ("diskMaxUsedSpaceRatio", "95".into()),
-        ];
-        match &self.controllers {
-            Some(controllers) => props.extend([
-                ("enableControllerMode", "true".into()),
-                ("controllerAddr", controllers.clone()),
-                ("allAckInSyncStateSet", "true".into()),
-            ]),
-            None => props.extend([
-                ("brokerId", "0".into()),
-                ("brokerRole", "ASYNC_MASTER".into()),
-                ("enableSlaveActingMaster", "true".into()),
-            ]),
-        }
-        let props: Vec<(String, String)> = props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         let conf = self.dir.join("conf/broker.conf");
-        crate::support::write_properties(&conf, &props);
-        let mut cmd = self.host.command("java");
-        cmd.args(jvm_args(
-            crate::support::java::JAVA_5X,
-            &self.dir,
-            &["-Xms128m", "-Xmx384m", "-XX:MaxDirectMemorySize=384m", "-XX:TieredStopAtLevel=1"],
-        ))
-        .arg("-Drocketmq.broker.diskSpaceWarningLevelRatio=0.98")
-        .arg("-cp")
-        .arg(format!("{}:{}/*", self.dir.join("conf").display(), self.lib.display()))
-        .arg("org.apache.rocketmq.broker.BrokerStartup")
-        .arg("-c")
-        .arg(&conf)
-        .current_dir(&self.dir)
-        .env("ROCKETMQ_HOME", &self.dir)
-        .env("NAMESRV_ADDR", &self.namesrv)
-        .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        crate::support::write_properties(&conf, &self.conf());
+        let heap = ["-Xms128m", "-Xmx384m", "-XX:MaxDirectMemorySize=384m", "-XX:TieredStopAtLevel=1"];
+        let java = self.host.command("java");
+        let cmd = broker::command(java, JAVA_5X, &self.dir, &self.lib, &conf, &self.namesrv, &heap);
         let log = self.log_path();
         self.boots_before = crate::support::tail(&log, 1_000_000).matches("boot success").count();
         self.proc = Some(Managed::spawn(&format!("broker {} (start #{})", self.name, self.starts), cmd, &log));
@@ -376,4 +341,55 @@ impl JavaBroker {
             crate::support::tail(&self.dir.join("home/logs/rocketmqlogs/broker.log"), lines)
         )
     }
+}
+
+/// The brokers run with the `broker.conf` they had when the harness wrote its own (the keys and values of a run's
+/// `b0/conf/broker.conf` then, in controller mode in that order; the fleet test's masters as a set).
+#[test]
+fn the_brokers_conf_is_the_one_the_harness_wrote_before_the_fixture() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().display();
+    let host = Host { ns: "jepsen-b0".into(), addr: std::net::Ipv4Addr::new(10, 231, 0, 20) };
+    let lib = Path::new("/nonexistent");
+    let controllers = "10.231.0.10:9878;10.231.0.11:9878;10.231.0.12:9878";
+    let before = |mode: &[&str]| -> Vec<String> {
+        let mut lines: Vec<String> = [
+            "brokerClusterName=JepsenCluster",
+            "brokerName=jepsen-broker",
+            "flushDiskType=ASYNC_FLUSH",
+            "brokerIP1=10.231.0.20",
+            "brokerIP2=10.231.0.20",
+            "listenPort=10911",
+            "haListenPort=10912",
+            "namesrvAddr=10.231.0.30:9876",
+            "fetchNamesrvAddrByAddressServer=false",
+            "registerNameServerPeriod=10000",
+            &format!("storePathRootDir={d}/store"),
+            &format!("storePathCommitLog={d}/store/commitlog"),
+            "autoCreateTopicEnable=true",
+            "autoCreateSubscriptionGroup=true",
+            "mappedFileSizeCommitLog=67108864",
+            "mappedFileSizeConsumeQueue=600000",
+            "timerWheelEnable=false",
+            "diskMaxUsedSpaceRatio=95",
+        ]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+        lines.extend(mode.iter().map(|l| l.to_string()));
+        lines
+    };
+    let lines = |b: &JavaBroker| -> Vec<String> { b.conf().into_iter().map(|(k, v)| format!("{k}={v}")).collect() };
+
+    let b = JavaBroker::new("b0", host.clone(), lib, dir.path(), "10.231.0.30:9876", controllers);
+    let controller_mode =
+        ["enableControllerMode=true", &format!("controllerAddr={controllers}"), "allAckInSyncStateSet=true"];
+    assert_eq!(lines(&b), before(&controller_mode));
+
+    let m = JavaBroker::master("b0", GROUP, host, lib, dir.path(), "10.231.0.30:9876");
+    let mut got = lines(&m);
+    let mut want = before(&["brokerId=0", "brokerRole=ASYNC_MASTER", "enableSlaveActingMaster=true"]);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
 }

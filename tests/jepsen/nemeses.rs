@@ -1,4 +1,4 @@
-//! The nemeses of the controller fault test (`tests/jepsen.rs`): what each fault does and how it is healed.
+//! The nemeses of the controller fault test (`tests/jepsen/main.rs`): what each fault does and how it is healed.
 
 use std::net::Ipv4Addr;
 use std::time::Duration;

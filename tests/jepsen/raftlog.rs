@@ -52,3 +52,49 @@ pub fn read(node: &str, store: &Path) -> Result<NodeLog, String> {
     }
     Ok(NodeLog { node: node.to_string(), committed: index_of(meta.get("committed")), purged, entries })
 }
+
+/// The elections of `group` in the committed part of `log`, in log order, for rule 6 (`checker::Election`, times in
+/// ms since the epoch as the leader's clock read them). An entry is openraft's `{"log_id":…,"payload":{"Normal":
+/// {"events":[…],"at_ms":…}}}`; an `ElectMaster` event names the new master by id (`null`: nobody replaced the old
+/// one), and the address of an id is the last one the log registered for it before (`ApplyBrokerId`,
+/// `UpdateBrokerAddress`). Empty — the checker then falls back to the recorder's reads — when any committed election
+/// has no time (a log written before the leader's time was kept) or names an id whose address the log no longer
+/// holds (purged): an election missing from the list would make the one before it look current, and a made-up
+/// address would excuse the real master's acknowledgements.
+pub fn elections(log: &NodeLog, group: &str) -> Vec<(u64, Option<String>)> {
+    let mut addrs: BTreeMap<i64, String> = BTreeMap::new();
+    let mut found = Vec::new();
+    let Some(committed) = log.committed else { return Vec::new() };
+    for text in log.entries.range(..=committed).map(|(_, text)| text) {
+        let Ok(entry) = serde_json::from_str::<Value>(text) else { continue };
+        let Some(normal) = entry.get("payload").and_then(|p| p.get("Normal")) else { continue };
+        let at_ms = normal.get("at_ms").and_then(Value::as_u64);
+        for event in normal.get("events").and_then(Value::as_array).into_iter().flatten() {
+            let Some((kind, body)) = event.as_object().and_then(|o| o.iter().next()) else { continue };
+            if body.get("broker_name").and_then(Value::as_str) != Some(group) {
+                continue;
+            }
+            let (id, addr) = match kind.as_str() {
+                "ApplyBrokerId" => (body.get("new_broker_id"), body.get("broker_address")),
+                "UpdateBrokerAddress" => (body.get("broker_id"), body.get("broker_address")),
+                "ElectMaster" => {
+                    let Some(at_ms) = at_ms else { return Vec::new() };
+                    let master = match body.get("new_master").and_then(Value::as_i64) {
+                        Some(id) => match addrs.get(&id) {
+                            Some(addr) => Some(addr.clone()),
+                            None => return Vec::new(),
+                        },
+                        None => None,
+                    };
+                    found.push((at_ms, master));
+                    continue;
+                }
+                _ => continue,
+            };
+            if let (Some(id), Some(addr)) = (id.and_then(Value::as_i64), addr.and_then(Value::as_str)) {
+                addrs.insert(id, addr.to_string());
+            }
+        }
+    }
+    found
+}

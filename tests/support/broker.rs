@@ -4,7 +4,7 @@
 //! JVM each time.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -111,58 +111,13 @@ impl Broker {
     pub fn start_again(&mut self) {
         self.kill();
         self.starts += 1;
-        let store = self.dir.path().join("store");
         let conf = self.dir.path().join("conf/broker.conf");
-        let mut props: Vec<(String, String)> = [
-            ("brokerClusterName", self.cluster.clone()),
-            ("brokerName", self.name.clone()),
-            ("brokerId", "0".into()),
-            ("brokerRole", "ASYNC_MASTER".into()),
-            ("flushDiskType", "ASYNC_FLUSH".into()),
-            ("brokerIP1", "127.0.0.1".into()),
-            ("brokerIP2", "127.0.0.1".into()),
-            ("listenPort", self.port.to_string()),
-            ("haListenPort", (self.port + 1).to_string()),
-            ("namesrvAddr", self.namesrv.clone()),
-            ("fetchNamesrvAddrByAddressServer", "false".into()),
-            ("registerNameServerPeriod", "10000".into()),
-            ("storePathRootDir", store.display().to_string()),
-            ("storePathCommitLog", store.join("commitlog").display().to_string()),
-            ("autoCreateTopicEnable", "true".into()),
-            ("autoCreateSubscriptionGroup", "true".into()),
-            ("mappedFileSizeCommitLog", "67108864".into()),
-            ("mappedFileSizeConsumeQueue", "600000".into()),
-            ("timerWheelEnable", "false".into()),
-            ("diskMaxUsedSpaceRatio", "95".into()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        // An extra key with an empty value removes the default (controller mode leaves brokerId and brokerRole out).
-        for (k, v) in &self.extra {
-            props.retain(|(pk, _)| pk != k);
-            if !v.is_empty() {
-                props.push((k.clone(), v.clone()));
-            }
-        }
+        let extra: Vec<(&str, &str)> = self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let props =
+            properties(&self.cluster, &self.name, "127.0.0.1", self.port, &self.namesrv, self.dir.path(), &extra);
         super::write_properties(&conf, &props);
-
-        let mut cmd = Command::new("java");
-        cmd.args(jvm_args(
-            &self.version,
-            self.dir.path(),
-            &["-Xms256m", "-Xmx512m", "-XX:MaxDirectMemorySize=512m", "-XX:TieredStopAtLevel=1"],
-        ))
-        .arg("-Drocketmq.broker.diskSpaceWarningLevelRatio=0.98")
-        .arg("-cp")
-        .arg(format!("{}:{}/*", self.dir.path().join("conf").display(), self.lib.display()))
-        .arg("org.apache.rocketmq.broker.BrokerStartup")
-        .arg("-c")
-        .arg(&conf)
-        .current_dir(self.dir.path())
-        .env("ROCKETMQ_HOME", self.dir.path())
-        .env("NAMESRV_ADDR", &self.namesrv)
-        .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+        let heap = ["-Xms256m", "-Xmx512m", "-XX:MaxDirectMemorySize=512m", "-XX:TieredStopAtLevel=1"];
+        let cmd = command(Command::new("java"), &self.version, self.dir.path(), &self.lib, &conf, &self.namesrv, &heap);
         let what = format!("broker {} {} (start #{})", self.version, self.name, self.starts);
         let log = self.log_path();
         let marker = super::tail(&log, 100_000).matches("boot success").count();
@@ -176,6 +131,91 @@ impl Broker {
         assert!(booted, "{what} did not boot within {BOOT_TIMEOUT:?}\n{}", self.log());
         self.proc = Some(p);
     }
+}
+
+/// The `broker.conf` of broker `name` of `cluster` serving on `ip:port` (HA on `port + 1`), registering with
+/// `namesrv` (`a;b`) every 10 s, its store under `dir/store`: a master (brokerId 0, `ASYNC_MASTER`) with small files,
+/// then `extra` in order — a key given replaces the default (and goes last), an empty value removes it.
+pub fn properties(
+    cluster: &str,
+    name: &str,
+    ip: &str,
+    port: u16,
+    namesrv: &str,
+    dir: &Path,
+    extra: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let store = dir.join("store");
+    let mut props: Vec<(String, String)> = [
+        ("brokerClusterName", cluster.to_string()),
+        ("brokerName", name.to_string()),
+        ("brokerId", "0".into()),
+        ("brokerRole", "ASYNC_MASTER".into()),
+        ("flushDiskType", "ASYNC_FLUSH".into()),
+        ("brokerIP1", ip.to_string()),
+        ("brokerIP2", ip.to_string()),
+        ("listenPort", port.to_string()),
+        ("haListenPort", (port + 1).to_string()),
+        ("namesrvAddr", namesrv.to_string()),
+        ("fetchNamesrvAddrByAddressServer", "false".into()),
+        ("registerNameServerPeriod", "10000".into()),
+        ("storePathRootDir", store.display().to_string()),
+        ("storePathCommitLog", store.join("commitlog").display().to_string()),
+        ("autoCreateTopicEnable", "true".into()),
+        ("autoCreateSubscriptionGroup", "true".into()),
+        ("mappedFileSizeCommitLog", "67108864".into()),
+        ("mappedFileSizeConsumeQueue", "600000".into()),
+        ("timerWheelEnable", "false".into()),
+        ("diskMaxUsedSpaceRatio", "95".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in extra {
+        props.retain(|(pk, _)| pk != k);
+        if !v.is_empty() {
+            props.push((k.to_string(), v.to_string()));
+        }
+    }
+    props
+}
+
+/// The `extra` keys of controller mode (RIP-44) for `properties`: the controllers (`a;b;c`) assign brokerId and
+/// brokerRole, so those are left out, and a master acknowledges a message only once every replica of its
+/// SyncStateSet has it (`allAckInSyncStateSet`).
+pub fn controller_mode(controllers: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("brokerId", String::new()),
+        ("brokerRole", String::new()),
+        ("enableControllerMode", "true".into()),
+        ("controllerAddr", controllers.to_string()),
+        ("allAckInSyncStateSet", "true".into()),
+    ]
+}
+
+/// `cmd` (`java`, or `java` run inside a network namespace) set up to run broker `version`'s `BrokerStartup` with
+/// `conf`, the jars of `lib`, its home and logs in `dir`, and the JVM options `heap`.
+pub fn command(
+    mut cmd: Command,
+    version: &str,
+    dir: &Path,
+    lib: &Path,
+    conf: &Path,
+    namesrv: &str,
+    heap: &[&str],
+) -> Command {
+    cmd.args(jvm_args(version, dir, heap))
+        .arg("-Drocketmq.broker.diskSpaceWarningLevelRatio=0.98")
+        .arg("-cp")
+        .arg(format!("{}:{}/*", dir.join("conf").display(), lib.display()))
+        .arg("org.apache.rocketmq.broker.BrokerStartup")
+        .arg("-c")
+        .arg(conf)
+        .current_dir(dir)
+        .env("ROCKETMQ_HOME", dir)
+        .env("NAMESRV_ADDR", namesrv)
+        .env_remove("ROCKETMQ_SERIALIZE_TYPE");
+    cmd
 }
 
 impl Drop for Broker {

@@ -41,6 +41,13 @@ pub(crate) type Node = openraft::BasicNode;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Proposal {
     pub events: Vec<Event>,
+    /// The leader's wall clock (ms since the epoch) when it validated the request. Never applied — replaying the
+    /// log needs no clock — but kept in the entry so that when an election (or any change) happened can be read
+    /// from the replicated log itself, to the millisecond (the fault test judges acknowledgements against it,
+    /// docs/reliability.md). Optional both ways: entries written before it decode as `None`, and a node that does
+    /// not know it ignores it (no `deny_unknown_fields`), so nodes of both versions share one log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<i64>,
 }
 
 impl fmt::Display for Proposal {

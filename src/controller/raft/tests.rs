@@ -39,7 +39,12 @@ fn log_id(term: u64, index: u64) -> LogId {
 }
 
 fn entry(term: u64, index: u64, events: Vec<Event>) -> Entry {
-    Entry { log_id: log_id(term, index), payload: EntryPayload::Normal(Proposal { events }) }
+    Entry { log_id: log_id(term, index), payload: EntryPayload::Normal(Proposal { events, at_ms: None }) }
+}
+
+/// An entry as a leader of this version writes it: with its wall-clock time.
+fn timed_entry(term: u64, index: u64, at_ms: i64, events: Vec<Event>) -> Entry {
+    Entry { log_id: log_id(term, index), payload: EntryPayload::Normal(Proposal { events, at_ms: Some(at_ms) }) }
 }
 
 /// What a group's life puts in the log: ids applied for, a master elected, the set widened, an address moved, an
@@ -86,8 +91,35 @@ fn scenario() -> Vec<Entry> {
             vec![Event::CleanBrokerData { broker_name: "g".to_owned(), broker_ids_to_clean: BTreeSet::from([3]) }],
         ),
         entry(2, 8, vec![apply_id("h", 1, 9200)]),
-        entry(2, 9, vec![Event::ElectMaster { broker_name: "h".to_owned(), new_master: Some(1) }]),
+        timed_entry(
+            2,
+            9,
+            1_700_000_000_123,
+            vec![Event::ElectMaster { broker_name: "h".to_owned(), new_master: Some(1) }],
+        ),
     ]
+}
+
+/// The leader's time in an entry is optional both ways: a log written before it reads, a proposal without it
+/// writes the bytes it always did, and a node that does not know it reads an entry carrying it.
+#[test]
+fn the_leaders_time_in_an_entry_is_optional_both_ways() {
+    let old: Proposal = serde_json::from_str(r#"{"events":[]}"#).expect("an entry written before the time");
+    assert_eq!(old.at_ms, None);
+    assert_eq!(serde_json::to_string(&Proposal::default()).expect("encodes"), r#"{"events":[]}"#);
+
+    let elect = Event::ElectMaster { broker_name: "g".to_owned(), new_master: Some(2) };
+    let new = Proposal { events: vec![elect], at_ms: Some(1_700_000_000_123) };
+    let json = serde_json::to_string(&new).expect("encodes");
+    assert!(json.contains(r#""at_ms":1700000000123"#), "{json}");
+    assert_eq!(serde_json::from_str::<Proposal>(&json).expect("decodes"), new);
+    /// A proposal as the nodes of the version before knew it.
+    #[derive(serde::Deserialize)]
+    struct Before {
+        events: Vec<Event>,
+    }
+    let before: Before = serde_json::from_str(&json).expect("an older node reads it");
+    assert_eq!(before.events, new.events);
 }
 
 /// `ReplicasInfo::apply` over the entries, as the pure core does it.

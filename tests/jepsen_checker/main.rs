@@ -1,24 +1,25 @@
-//! The checkers of the fault tests (`tests/jepsen.rs`, issue 48) proven on small hand-made histories: a clean one
-//! passes, and each rule fails the history made to break it. The controller's checker is proven here, the name-server
-//! fleet's in `jepsen_checker/fleet.rs`, the reader of Java's DLedger stores in `jepsen_checker/dledger.rs`. Runs in
-//! plain `cargo test` (no peers needed).
+//! The checkers of the fault tests (`tests/jepsen/main.rs`, issue 48) proven on small hand-made histories: a clean
+//! one passes, and each rule fails the history made to break it. The controller's checker is proven here, the
+//! name-server fleet's in `fleet.rs`, the reader of Java's DLedger stores in `dledger_store.rs`. Runs in plain
+//! `cargo test` (no peers needed). The modules under test are the fault test's own files (`../jepsen/`), compiled
+//! into this binary too, so that these tests need neither root nor peers.
 
-#[path = "jepsen/checker.rs"]
+#[path = "../jepsen/checker.rs"]
 mod checker;
-#[path = "jepsen/dledger.rs"]
+#[path = "../jepsen/dledger.rs"]
 mod dledger;
-#[path = "jepsen_checker/dledger.rs"]
 mod dledger_store;
-#[path = "jepsen_checker/fleet.rs"]
 mod fleet;
-#[path = "jepsen/fleet_check.rs"]
+#[path = "../jepsen/fleet_check.rs"]
 mod fleet_check;
-#[path = "jepsen/history.rs"]
+#[path = "../jepsen/history.rs"]
 mod history;
+#[path = "../jepsen/raftlog.rs"]
+mod raftlog;
 
 use std::collections::BTreeSet;
 
-use checker::{check, check_acks, check_raft_logs, Ack, NodeLog, Violation};
+use checker::{check, check_acks, check_raft_logs, Ack, Election, NodeLog, Violation};
 use history::{Event, Replica};
 
 const BOUND: u64 = 60_000;
@@ -173,7 +174,7 @@ fn a_lost_message_only_a_deposed_master_acknowledged_is_reported_apart() {
     let b1 = "10.0.0.1:10911";
     let read_back: BTreeSet<u64> = [1].into();
     let mut report = check(&h, BOUND);
-    check_acks(&[ack(1, 6_000, b1), ack(2, 6_000, b1)], &read_back, &h, &mut report);
+    check_acks(&[ack(1, 6_000, b1), ack(2, 6_000, b1)], &read_back, &h, &[], &mut report);
     assert_eq!(report.deposed_acks, vec![2]);
     assert!(!report.violations.iter().any(|v| matches!(v, Violation::LostMessages { .. })), "{:?}", report.violations);
 
@@ -183,10 +184,123 @@ fn a_lost_message_only_a_deposed_master_acknowledged_is_reported_apart() {
         (ack(3, 6_000, "?"), "the storing broker unknown"),
     ] {
         let mut report = check(&h, BOUND);
-        check_acks(&[a], &read_back, &h, &mut report);
+        check_acks(&[a], &read_back, &h, &[], &mut report);
         assert!(report.deposed_acks.is_empty(), "{why}");
         assert!(report.violations.contains(&Violation::LostMessages { count: 1, first: vec![3] }), "{why}");
     }
+}
+
+/// Rule 6 against the controller's own election time. The seed-20261207 shape: broker 1 is cut from the controllers
+/// at 1 000; the leader elects broker 2 at 11 000 (its log entry's time); the recorder's next answer naming broker 2
+/// arrives at 11 200. Broker 1 goes on acknowledging alone until it learns it was replaced.
+fn cut_then_elected() -> (Vec<Event>, Vec<Election>) {
+    let mut h = vec![read(0, 1, 1, &[1, 2], 2), route(5, Some(1))];
+    h.extend([
+        Event::FaultStart { at_ms: 1_000, nemesis: "cut-master-from-controllers".into(), target: "b0".into() },
+        read(10_990, 1, 1, &[1, 2], 2),
+        read(11_190, 2, 2, &[2], 3),
+    ]);
+    let elections = vec![
+        Election { at_ms: 0, master_addr: Some("10.0.0.1:10911".into()) },
+        Election { at_ms: 11_000, master_addr: Some("10.0.0.2:10911".into()) },
+    ];
+    (h, elections)
+}
+
+/// One lost acknowledgement of broker 1 at `acked_ms`, judged with `elections`: (deposed, lost).
+fn judge(acked_ms: u64, elections: &[Election]) -> (Vec<u64>, Vec<Violation>) {
+    let (h, _) = cut_then_elected();
+    let mut report = check(&h, BOUND);
+    report.violations.clear();
+    check_acks(&[ack(7, acked_ms, "10.0.0.1:10911")], &BTreeSet::new(), &h, elections, &mut report);
+    (report.deposed_acks, report.violations)
+}
+
+#[test]
+fn an_ack_after_the_election_entry_is_the_deposed_masters_even_before_the_recorder_saw_it() {
+    let (_, elections) = cut_then_elected();
+    // 22 ms after the entry, 178 ms before the recorder's answer naming broker 2 arrived.
+    assert_eq!(judge(11_022, &elections), (vec![7], vec![]));
+    let (h, _) = cut_then_elected();
+    let mut report = check(&h, BOUND);
+    check_acks(
+        &[ack(7, 11_022, "10.0.0.1:10911"), ack(8, 11_250, "10.0.0.1:10911")],
+        &[].into(),
+        &h,
+        &elections,
+        &mut report,
+    );
+    assert_eq!((report.deposed_acks, report.deposed_before_recorder_saw), (vec![7, 8], 1), "8 came after the answer");
+    // Judged by the recorder alone (Java's log carries no time) the same acknowledgement is a loss: the poll's lag.
+    assert_eq!(judge(11_022, &[]), (vec![], vec![Violation::LostMessages { count: 1, first: vec![7] }]));
+    assert_eq!(judge(11_250, &[]), (vec![7], vec![]), "after the recorder's answer, the recorder excuses it too");
+}
+
+#[test]
+fn an_ack_before_the_election_entry_is_a_loss_though_the_master_was_already_cut() {
+    let (_, elections) = cut_then_elected();
+    let lost = vec![Violation::LostMessages { count: 1, first: vec![7] }];
+    // 22 ms before the entry, 10 s after the cut: broker 1 was still the master the controller had named.
+    assert_eq!(judge(10_978, &elections), (vec![], lost.clone()));
+    // The boundary: in the election's own millisecond it is not excused; one millisecond later it is.
+    assert_eq!(judge(11_000, &elections), (vec![], lost));
+    assert_eq!(judge(11_001, &elections), (vec![7], vec![]));
+    // An entry saying the master is gone with nobody elected deposes broker 1 as well.
+    let gone = [elections[0].clone(), Election { at_ms: 11_000, master_addr: None }];
+    assert_eq!(judge(11_022, &gone), (vec![7], vec![]));
+}
+
+/// Our Raft log's entries as openraft writes them (JSON), read for the elections with their leader's time.
+#[test]
+fn elections_are_read_from_the_committed_log_with_their_leaders_time() {
+    let entry = |index: u64, payload: &str| {
+        (index, format!(r#"{{"log_id":{{"leader_id":{{"term":1,"node_id":1}},"index":{index}}},"payload":{payload}}}"#))
+    };
+    let apply = |id: i64, port: u16| {
+        format!(
+            r#"{{"Normal":{{"events":[{{"ApplyBrokerId":{{"cluster_name":"c","broker_name":"g","broker_address":"10.0.0.{id}:{port}","new_broker_id":{id},"register_check_code":"x"}}}}],"at_ms":5}}}}"#
+        )
+    };
+    let elect = |id: &str, at: u64| {
+        format!(r#"{{"Normal":{{"events":[{{"ElectMaster":{{"broker_name":"g","new_master":{id}}}}}],"at_ms":{at}}}}}"#)
+    };
+    let entries = [
+        entry(0, r#""Blank""#),
+        entry(1, &apply(1, 10911)),
+        entry(2, &elect("1", 100)),
+        entry(3, &apply(2, 10911)),
+        entry(4, r#"{"Normal":{"events":[{"ElectMaster":{"broker_name":"other","new_master":1}}],"at_ms":150}}"#),
+        entry(5, &elect("null", 200)),
+        entry(6, &elect("2", 300)),
+        entry(7, &elect("1", 400)),
+    ];
+    // Through the files, as the fault test reads them: `raft-log` records and `raft-meta.json`'s committed id.
+    let log = |committed: u64, entries: &[(u64, String)]| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut bytes = Vec::new();
+        for (_, e) in entries {
+            let len = (e.len() as u32).to_le_bytes();
+            bytes.extend(len);
+            bytes.extend(crc32fast::hash(&len).to_le_bytes());
+            bytes.extend(crc32fast::hash(e.as_bytes()).to_le_bytes());
+            bytes.extend(e.as_bytes());
+        }
+        std::fs::write(dir.path().join("raft-log"), bytes).expect("write raft-log");
+        let meta = format!(r#"{{"committed":{{"leader_id":{{"term":1,"node_id":1}},"index":{committed}}}}}"#);
+        std::fs::write(dir.path().join("raft-meta.json"), meta).expect("write raft-meta.json");
+        raftlog::read("n0", dir.path()).expect("reads")
+    };
+    let at = |ms: u64, addr: Option<&str>| (ms, addr.map(str::to_owned));
+    // Entry 7 is not committed; another group's election is not this group's.
+    assert_eq!(
+        raftlog::elections(&log(6, &entries), "g"),
+        vec![at(100, Some("10.0.0.1:10911")), at(200, None), at(300, Some("10.0.0.2:10911"))]
+    );
+    // An election without its time (a log of the version before), or naming an id whose address is gone: none.
+    let mut untimed = entries.clone();
+    untimed[5] = entry(5, r#"{"Normal":{"events":[{"ElectMaster":{"broker_name":"g","new_master":null}}]}}"#);
+    assert_eq!(raftlog::elections(&log(6, &untimed), "g"), vec![]);
+    assert_eq!(raftlog::elections(&log(6, &entries[2..]), "g"), vec![]);
 }
 
 #[test]
@@ -196,10 +310,10 @@ fn an_acknowledged_message_not_read_fails() {
     // 4 was never acknowledged (a failed send), so not reading it is fine; 3 was, and is lost.
     let read: BTreeSet<u64> = [1, 2, 5, 6].into();
     let mut report = check(&clean(), BOUND);
-    check_acks(&acked, &read, &clean(), &mut report);
+    check_acks(&acked, &read, &clean(), &[], &mut report);
     assert_eq!(report.violations, vec![Violation::LostMessages { count: 1, first: vec![3] }]);
     let mut report = check(&clean(), BOUND);
-    check_acks(&acked, &[1, 2, 3, 5].into(), &clean(), &mut report);
+    check_acks(&acked, &[1, 2, 3, 5].into(), &clean(), &[], &mut report);
     assert_eq!(report.violations, vec![]);
 }
 
