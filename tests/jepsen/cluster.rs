@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::net::Host;
 use crate::support::broker;
@@ -296,22 +296,13 @@ impl JavaBroker {
 
     /// Waits until the broker started by `spawn` has booted ("boot success" logged); panics if it exits.
     pub fn wait_booted(&mut self) {
-        let deadline = Instant::now() + BROKER_BOOT;
         let log = self.log_path();
-        loop {
-            let p = self.proc.as_mut().expect("spawned");
-            p.assert_running();
-            if crate::support::tail(&log, 1_000_000).matches("boot success").count() > self.boots_before {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not boot within {BROKER_BOOT:?}\n{}",
-                self.name,
-                self.log_tail(40)
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let (proc, boots_before) = (&mut self.proc, self.boots_before);
+        let booted = crate::support::eventually_every(BROKER_BOOT, Duration::from_millis(200), || {
+            proc.as_mut().expect("spawned").assert_running();
+            crate::support::tail(&log, 1_000_000).matches("boot success").count() > boots_before
+        });
+        assert!(booted, "{} did not boot within {BROKER_BOOT:?}\n{}", self.name, self.log_tail(40));
     }
 
     pub fn kill(&mut self) {

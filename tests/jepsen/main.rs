@@ -78,14 +78,8 @@ impl World {
 
     /// Waits for a leader a majority names (bounded: a missing leader is a failure of the run).
     fn leader(&self) -> usize {
-        let deadline = Instant::now() + RECOVERY_BOUND;
-        loop {
-            if let Some(i) = self.leader_now() {
-                return i;
-            }
-            assert!(Instant::now() < deadline, "no controller leader within {RECOVERY_BOUND:?}\n{}", self.logs());
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        support::eventually_some_every(RECOVERY_BOUND, Duration::from_millis(100), || self.leader_now())
+            .unwrap_or_else(|| panic!("no controller leader within {RECOVERY_BOUND:?}\n{}", self.logs()))
     }
 
     /// The leader's view of the group, if it answers.
@@ -142,11 +136,10 @@ impl World {
             ask(addr, 21, &[], Duration::from_secs(2))
                 .is_some_and(|r| r.code == 0 && String::from_utf8_lossy(&r.body).contains(&format!("\"{TOPIC}\"")))
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !self.brokers.iter().all(has_topic) {
-            assert!(Instant::now() < deadline, "both brokers to have {TOPIC} within 60 s\n{}", self.logs());
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let both = support::eventually_every(Duration::from_secs(60), Duration::from_millis(200), || {
+            self.brokers.iter().all(has_topic)
+        });
+        assert!(both, "both brokers to have {TOPIC} within 60 s\n{}", self.logs());
     }
 
     fn logs(&self) -> String {
@@ -202,15 +195,8 @@ impl Drop for HistoryFile {
 }
 
 /// Polls `f` every 200 ms (it reads files the clients write) until it holds or `limit` passes.
-fn within(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    f()
+fn within(limit: Duration, f: impl FnMut() -> bool) -> bool {
+    support::eventually_every(limit, Duration::from_millis(200), f)
 }
 
 fn env_u64(key: &str, default: u64) -> u64 {

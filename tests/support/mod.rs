@@ -147,19 +147,33 @@ pub(crate) fn write_properties(path: &Path, props: &[(String, String)]) {
 }
 
 /// Polls `f` every 2 ms until it holds or `limit` passes.
-pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    eventually_some(limit, || f().then_some(())).is_some()
+pub fn eventually(limit: Duration, f: impl FnMut() -> bool) -> bool {
+    eventually_every(limit, QUICK_POLL, f)
 }
 
 /// `eventually` for a wait that needs what it found: polls `f` every 2 ms until it gives `Some`, or `limit` passes
 /// (`None`). `f` is asked once more at the end, so a limit of zero still asks once.
-pub fn eventually_some<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+pub fn eventually_some<T>(limit: Duration, f: impl FnMut() -> Option<T>) -> Option<T> {
+    eventually_some_every(limit, QUICK_POLL, f)
+}
+
+/// How often `eventually` asks: cheap conditions (an in-process counter, a loopback request).
+const QUICK_POLL: Duration = Duration::from_millis(2);
+
+/// `eventually`, asking every `every`: for conditions that cost a request to a Java peer or a read of a large log
+/// file each time (the fault tests), where asking every 2 ms would load what it watches.
+pub fn eventually_every(limit: Duration, every: Duration, mut f: impl FnMut() -> bool) -> bool {
+    eventually_some_every(limit, every, || f().then_some(())).is_some()
+}
+
+/// `eventually_some`, asking every `every` (see `eventually_every`). The one wait loop of the tests.
+pub fn eventually_some_every<T>(limit: Duration, every: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if let Some(found) = f() {
             return Some(found);
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(every);
     }
     f()
 }
