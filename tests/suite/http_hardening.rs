@@ -208,7 +208,13 @@ fn half_sent_requests_take_no_threads_are_capped_and_time_out() {
     }
     let metrics = support::observe::http_response(node.http, "/metrics").unwrap().2;
     let evicted = metrics.lines().find_map(|l| l.strip_prefix("namesrv_http_refused_total{reason=\"evicted\"} "));
-    assert_eq!(evicted, Some("536"), "each connection over httpMaxConnections made room: {metrics}");
+    // 600 − 64 = 536 made room, and one more when the start-up probe's connection (`wait_accepting` connects and
+    // closes) still held a slot as the flood began, its close not yet seen on a loaded machine: it is evicted first.
+    let evicted: Option<u64> = evicted.and_then(|v| v.parse().ok());
+    assert!(
+        matches!(evicted, Some(536..=537)),
+        "each connection over httpMaxConnections made room: {evicted:?} evicted\n{metrics}"
+    );
     node.assert_unharmed("600 half-sent requests");
 }
 
