@@ -5,7 +5,8 @@
 //        -> one send at a time for SECONDS, bodies "j-<i>": "ACK <i> <start> <end> <broker>" when the broker answered
 //           SEND_OK (<broker>: the address that stored it, from the offset message id), "FAIL <i> <start> <end>
 //           <reason>" otherwise (times in ms since the epoch); "DONE" at the end
-//   java JepsenClient consume NAMESRV TOPIC GROUP    -> "READ <body>" per message, from the first offset, until killed
+//   java JepsenClient consume NAMESRV TOPIC GROUP    -> "STARTED", then "READ <body>" per message, from the first
+//                                                      offset, until killed
 //
 // NAMESRV may list several name servers ("a;b;c"), as clients are given them. RETRIES is the client's own resend
 // (`retryTimesWhenSendFailed`), 0 when absent: then a failed send is a FAIL line and the next send has a new body,
@@ -94,6 +95,9 @@ public class JepsenClient {
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
         c.start();
+        // The harness starts its faults only after this: start() fails outright when the name server it asks first
+        // is down at that moment, and a consumer that never started would read nothing.
+        OUT.println("STARTED");
         Thread.sleep(Long.MAX_VALUE);
     }
 }

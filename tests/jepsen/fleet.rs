@@ -417,6 +417,12 @@ fn name_server_fleet_keeps_clients_sending_and_routes_fresh() {
     let producing = within(Duration::from_secs(60), || !clients::numbers(&producer_out, "ACK ").is_empty());
     assert!(producing, "the producer's first send\n{}", crate::support::tail(&producer_out, 40));
     let (mut consumer, consumer_out) = clients.consumer(&nsaddrs, TOPIC, &format!("fleet_cg_{seed}"));
+    // Faults start right after this: a consumer still starting could ask a name server being restarted first, fail its
+    // start and read nothing at all.
+    let consuming = within(Duration::from_secs(60), || {
+        std::fs::read_to_string(&consumer_out).is_ok_and(|out| out.lines().any(|l| l == "STARTED"))
+    });
+    assert!(consuming, "the consumer's start\n{}", crate::support::tail(&consumer_out, 40));
     step(t0, "producer sending, consumer reading, both given the three name servers");
 
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("jepsen");
